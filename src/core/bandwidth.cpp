@@ -1,0 +1,58 @@
+#include "core/bandwidth.hpp"
+
+namespace ccbench {
+
+OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks) {
+  const std::uint64_t elt = info(dtype).size_bytes;
+  const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
+  OpLayout layout;
+  switch (op) {
+    case Op::allgather:
+      layout.count = nominal_bytes / elt / n;
+      layout.send_elements = layout.count;
+      layout.recv_elements = layout.count * n;
+      layout.bytes = layout.count * n * elt;
+      break;
+    case Op::reduce_scatter:
+      layout.count = nominal_bytes / elt / n;
+      layout.send_elements = layout.count * n;
+      layout.recv_elements = layout.count;
+      layout.bytes = layout.count * n * elt;
+      break;
+    case Op::alltoall:
+      layout.count = nominal_bytes / elt / n;
+      layout.send_elements = layout.count * n;
+      layout.recv_elements = layout.count * n;
+      layout.bytes = layout.count * n * elt;
+      break;
+    default:
+      layout.count = nominal_bytes / elt;
+      layout.send_elements = layout.count;
+      layout.recv_elements = layout.count;
+      layout.bytes = layout.count * elt;
+      break;
+  }
+  return layout;
+}
+
+double bus_factor(Op op, int nranks) {
+  const double n = nranks < 1 ? 1.0 : static_cast<double>(nranks);
+  switch (op) {
+    case Op::allreduce: return 2.0 * (n - 1.0) / n;
+    case Op::allgather:
+    case Op::reduce_scatter:
+    case Op::alltoall: return (n - 1.0) / n;
+    default: return 1.0;
+  }
+}
+
+double algbw_gbps(std::uint64_t bytes, double time_us) {
+  if (!(time_us > 0.0)) return 0.0;
+  return static_cast<double>(bytes) / (time_us * 1e-6) / 1e9;
+}
+
+double busbw_gbps(Op op, int nranks, std::uint64_t bytes, double time_us) {
+  return algbw_gbps(bytes, time_us) * bus_factor(op, nranks);
+}
+
+}  // namespace ccbench

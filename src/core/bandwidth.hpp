@@ -1,0 +1,30 @@
+// How a nominal size maps to element counts and buffers per op, and the bus-bandwidth factors.
+// Conventions follow nccl-tests (see docs/method.md): `bytes` is the total S of the collective.
+#pragma once
+
+#include <cstdint>
+
+#include "core/types.hpp"
+
+namespace ccbench {
+
+struct OpLayout {
+  std::uint64_t count = 0;          // the count argument of the collective (per rank or per peer)
+  std::uint64_t bytes = 0;          // S after rounding the count down to whole elements
+  std::uint64_t send_elements = 0;  // elements in each rank's send buffer
+  std::uint64_t recv_elements = 0;  // elements in each rank's receive buffer
+};
+
+// nccl-tests' rounding: the count is bytes / element size (divided by ranks for the ops whose S is
+// a total over ranks). A zero count means the size is too small for this op and rank count.
+OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks);
+
+// busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
+// broadcast and point-to-point 1.
+double bus_factor(Op op, int nranks);
+
+// algbw in GB/s (1e9 B/s) from S bytes and a time in microseconds; 0 for a non-positive time.
+double algbw_gbps(std::uint64_t bytes, double time_us);
+double busbw_gbps(Op op, int nranks, std::uint64_t bytes, double time_us);
+
+}  // namespace ccbench

@@ -1,0 +1,37 @@
+// The enums alone, with no standard-library includes, so CUDA device code can use them.
+#pragma once
+
+#include <cstdint>
+
+namespace ccbench {
+
+enum class Op : std::uint8_t {
+  allreduce,
+  allgather,
+  alltoall,
+  reduce_scatter,
+  broadcast,
+  // Point-to-point transport tests of `ccbench fabric` share the result model.
+  fabric_pingpong,
+  fabric_bw,
+  fabric_bibw,
+  fabric_write,
+  fabric_read,
+};
+
+enum class DType : std::uint8_t {
+  int8,
+  uint8,
+  int32,
+  int64,
+  float32,
+  float64,
+  float16,
+  bfloat16,
+  fp8_e4m3,
+  fp8_e5m2,
+};
+
+enum class RedOp : std::uint8_t { sum, prod, min, max, avg, none };
+
+}  // namespace ccbench

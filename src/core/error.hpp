@@ -1,0 +1,29 @@
+// Error types that carry the documented exit code (DESIGN.md "Exit codes").
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace ccbench {
+
+namespace exit_code {
+inline constexpr int ok = 0;
+inline constexpr int data_check_failed = 1;
+inline constexpr int usage = 2;
+inline constexpr int timeout = 3;
+inline constexpr int peer_failed = 4;
+}  // namespace exit_code
+
+// Bad flag, config, file or environment detected before measuring: exit 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A file that cannot be parsed; the message names the file and the JSON path or line.
+class ParseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace ccbench

@@ -1,0 +1,118 @@
+// The seeded input pattern and the exact expected output of every op, dtype and redop.
+//
+// Compiled for both host and device (the NCCL backend's kernels include it), so the host unit tests
+// check the same formulas the GPU uses. Values are small integers chosen so that every reduction is
+// exact in the narrowest type (fp8 e5m2 holds integers up to 8 exactly): sums draw summands from
+// [0, s] with s * nranks <= the type's exact-integer limit, products multiply at most one 2, and
+// avg sums to a multiple of nranks. See docs/method.md, "Correctness check".
+#pragma once
+
+#include <cstdint>
+
+#include "core/enums.hpp"
+
+#if defined(__CUDACC__)
+#define CCBENCH_HD __host__ __device__ __forceinline__
+#else
+#define CCBENCH_HD inline
+#endif
+
+namespace ccbench::pattern {
+
+struct Params {
+  int nranks = 1;
+  std::uint32_t seed = 0;
+  std::int64_t exact_limit = 127;  // DTypeInfo::exact_int_limit of the element type
+  bool is_signed = true;
+  RedOp redop = RedOp::sum;
+  int root = 0;
+};
+
+// A cheap 32-bit mix: one multiply-xorshift round is enough to make neighbouring elements and
+// ranks differ, which is what catches misplaced blocks; statistical quality is not needed.
+CCBENCH_HD std::uint32_t mix(std::uint32_t seed, std::uint32_t rank, std::uint64_t index) {
+  std::uint32_t h = static_cast<std::uint32_t>(index) * 0x9E3779B1u ^ static_cast<std::uint32_t>(index >> 32);
+  h ^= rank * 0x85EBCA77u + seed * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return h;
+}
+
+// The rank that owns `index` for prod and avg (it contributes the only non-neutral value).
+CCBENCH_HD int owner_rank(const Params& p, std::uint64_t index) {
+  return static_cast<int>(mix(p.seed, 0xFFFFu, index) % static_cast<std::uint32_t>(p.nranks));
+}
+
+// Plain data for ops without a reduction (and for min/max): integers in [-4, 4], or [0, 8] unsigned.
+CCBENCH_HD std::int64_t data_value(const Params& p, int rank, std::uint64_t index) {
+  const std::int64_t v = static_cast<std::int64_t>(mix(p.seed, static_cast<std::uint32_t>(rank), index) >> 8) % 9;
+  return p.is_signed ? v - 4 : v;
+}
+
+CCBENCH_HD std::int64_t sum_span(const Params& p) {
+  const std::int64_t s = p.exact_limit / (p.nranks > 0 ? p.nranks : 1);
+  return s > 3 ? 3 : s;
+}
+
+// Input of `rank` at logical position `index` for a reduction with p.redop.
+CCBENCH_HD std::int64_t reduce_input(const Params& p, int rank, std::uint64_t index) {
+  const std::uint32_t h = mix(p.seed, static_cast<std::uint32_t>(rank), index) >> 8;
+  switch (p.redop) {
+    case RedOp::sum: {
+      const std::int64_t s = sum_span(p);
+      if (s >= 1) return static_cast<std::int64_t>(h % static_cast<std::uint32_t>(s + 1));
+      return rank == owner_rank(p, index) ? static_cast<std::int64_t>(h & 1u) : 0;
+    }
+    case RedOp::prod: {
+      const bool two = rank == owner_rank(p, index) && ((mix(p.seed, 0xFFFEu, index) >> 8) & 1u) != 0;
+      return two ? 2 : 1;
+    }
+    case RedOp::avg: {
+      std::int64_t k = p.exact_limit / (p.nranks > 0 ? p.nranks : 1);
+      k = k > 2 ? 2 : k;
+      if (rank != owner_rank(p, index)) return 0;
+      return static_cast<std::int64_t>(p.nranks) * static_cast<std::int64_t>((h >> 4) % static_cast<std::uint32_t>(k + 1));
+    }
+    default: return data_value(p, rank, index);
+  }
+}
+
+// The reduction over all ranks of reduce_input at `index`.
+CCBENCH_HD std::int64_t reduced_value(const Params& p, std::uint64_t index) {
+  std::int64_t acc = reduce_input(p, 0, index);
+  for (int r = 1; r < p.nranks; ++r) {
+    const std::int64_t v = reduce_input(p, r, index);
+    switch (p.redop) {
+      case RedOp::prod: acc *= v; break;
+      case RedOp::min: acc = v < acc ? v : acc; break;
+      case RedOp::max: acc = v > acc ? v : acc; break;
+      default: acc += v; break;  // sum, avg
+    }
+  }
+  if (p.redop == RedOp::avg) acc /= p.nranks;
+  return acc;
+}
+
+CCBENCH_HD bool is_reduction(Op op) { return op == Op::allreduce || op == Op::reduce_scatter; }
+
+// What `rank` puts at logical position `index` of its send data (count elements per block as in
+// OpLayout: allreduce/broadcast `count`, allgather `count`, reduce_scatter and alltoall n*count).
+CCBENCH_HD std::int64_t input_value(Op op, const Params& p, int rank, std::uint64_t index) {
+  return is_reduction(op) ? reduce_input(p, rank, index) : data_value(p, rank, index);
+}
+
+// What `rank` must hold at logical position `index` of its result after the op.
+CCBENCH_HD std::int64_t expected_value(Op op, const Params& p, int rank, std::uint64_t index, std::uint64_t count) {
+  switch (op) {
+    case Op::allreduce: return reduced_value(p, index);
+    case Op::reduce_scatter: return reduced_value(p, static_cast<std::uint64_t>(rank) * count + index);
+    case Op::allgather: return data_value(p, static_cast<int>(index / count), index % count);
+    case Op::alltoall:
+      return data_value(p, static_cast<int>(index / count), static_cast<std::uint64_t>(rank) * count + index % count);
+    case Op::broadcast: return data_value(p, p.root, index);
+    default: return data_value(p, rank, index);  // point-to-point: the peer's payload pattern
+  }
+}
+
+}  // namespace ccbench::pattern
