@@ -1,0 +1,19 @@
+// Subcommands register themselves in one table (nvbandwidth style): a new command is one new file.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace ccbench::cli {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  // Receives argv with argv[0] = "ccbench <name>"; returns the process exit code (DESIGN.md).
+  int (*main)(int argc, char** argv);
+};
+
+bool register_command(const Command& command);
+const std::vector<Command>& commands();
+
+}  // namespace ccbench::cli

@@ -1,0 +1,66 @@
+// `ccbench <command> ...`: dispatches to the registered subcommands.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace ccbench::cli {
+
+std::vector<Command>& registry() {
+  static std::vector<Command> table;
+  return table;
+}
+
+bool register_command(const Command& command) {
+  registry().push_back(command);
+  return true;
+}
+
+const std::vector<Command>& commands() { return registry(); }
+
+}  // namespace ccbench::cli
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out, "usage: ccbench <command> [options]\n\ncommands:\n");
+  auto sorted = ccbench::cli::commands();
+  std::ranges::sort(sorted, {}, &ccbench::cli::Command::name);
+  for (const auto& c : sorted) {
+    std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
+  }
+  std::fprintf(out, "\n`ccbench <command> --help` for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("ccbench %s\n", CCBENCH_VERSION);
+    return 0;
+  }
+  for (const auto& c : ccbench::cli::commands()) {
+    if (c.name == name) {
+      std::string program = "ccbench " + name;
+      std::vector<char*> args(argv + 1, argv + argc);
+      args[0] = program.data();
+      return c.main(static_cast<int>(args.size()), args.data());
+    }
+  }
+  std::fprintf(stderr, "ccbench: unknown command '%s'\n\n", name.c_str());
+  print_usage(stderr);
+  return 2;
+}
