@@ -1,0 +1,111 @@
+// The interface every collective backend implements (MPI on host memory, NCCL on GPUs). The sweep
+// engine owns planning, warm-up, sampling, batching, trials and cross-rank aggregation; a backend
+// only knows how to allocate, fill, launch, time and verify one case. See docs/backends.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/bandwidth.hpp"
+#include "core/pattern.hpp"
+#include "core/types.hpp"
+
+namespace ccbench {
+
+// One measured point of the plan.
+struct CaseSpec {
+  Op op = Op::allreduce;
+  DType dtype = DType::float32;
+  RedOp redop = RedOp::sum;
+  bool in_place = false;
+  int root = 0;
+  int nranks = 1;
+  int rank = 0;
+  OpLayout layout;
+};
+
+// Raised by a backend when the communication layer reports that a peer is gone (exit 4).
+class PeerFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raised by a backend for an error of its runtime that is not a peer failure (exit 2 before
+// measuring, or reported with the op and size during the run).
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Options that only some backends read (the NCCL path presets, CUDA graphs); unknown keys are
+// rejected by the backend that does not know them.
+struct BackendOptions {
+  std::string path;         // nccl: nvlink | efa | all
+  int graph_launches = 0;   // nccl: -G, capture this many ops in a CUDA graph per launch
+  int local_rank = 0;       // rank within the node (GPU selection)
+  int local_size = 1;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view name() const = 0;
+  // How a sample's time is read: "MPI_Wtime" (host clock) or "cudaEvent" (on the op's stream).
+  virtual std::string_view clock() const = 0;
+
+  // Why this backend cannot run the case (dtype, redop, in-place variant), or nullopt.
+  virtual std::optional<std::string> unsupported(const CaseSpec& c) const = 0;
+
+  // Bytes this rank needs for send and receive buffers to run `c` (in-place cases use one buffer).
+  virtual std::uint64_t send_bytes_needed(const CaseSpec& c) const;
+  virtual std::uint64_t recv_bytes_needed(const CaseSpec& c) const;
+  // Memory this rank may use for buffers (host: MemAvailable / ranks on the node; GPU: free memory).
+  virtual std::uint64_t memory_budget_bytes(int ranks_on_node) const = 0;
+
+  // Allocates the buffers once, for the largest case of the plan.
+  virtual void allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
+  // Writes the seeded input of the case (and poisons the output region).
+  virtual void fill(const CaseSpec& c, const pattern::Params& p) = 0;
+  // Enqueues one op (asynchronous on GPUs).
+  virtual void launch(const CaseSpec& c) = 0;
+  // Waits until every launched op has completed.
+  virtual void synchronize() = 0;
+  // Launches `batch` ops back to back and returns the elapsed time of the batch in microseconds.
+  virtual double time_batch_us(const CaseSpec& c, int batch) = 0;
+  // Number of output elements on this rank that differ from pattern::expected_value.
+  virtual std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) = 0;
+
+  // Test-only: spoil one output element after the checked op, so tests can see exit 1.
+  virtual void corrupt_output_for_test(const CaseSpec& c) = 0;
+  // Called from the watchdog thread before the process exits on a hang (ncclCommAbort for NCCL).
+  virtual void abort() noexcept {}
+
+  // Library versions, devices and anything else a result file needs to be reproducible.
+  virtual nlohmann::json metadata() const = 0;
+};
+
+// The backend table (backends/registry.cpp): names and factories, one line per backend.
+struct BackendEntry {
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Backend> (*create)(const BackendOptions& options);  // null when not built in
+  std::string_view missing_reason;                                     // why it is not built in
+};
+
+const std::vector<BackendEntry>& backend_table();
+
+// Throws UsageError for an unknown backend or one not built in (exit 2).
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options);
+
+// Versions of the libraries this binary was built with, for `ccbench info` and result files.
+nlohmann::json built_in_library_versions();
+
+}  // namespace ccbench

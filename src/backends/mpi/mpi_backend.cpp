@@ -1,0 +1,205 @@
+#include "backends/mpi/mpi_backend.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "core/error.hpp"
+#include "system/host_info.hpp"
+
+namespace ccbench {
+namespace {
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::int8: return MPI_INT8_T;
+    case DType::uint8: return MPI_UINT8_T;
+    case DType::int32: return MPI_INT32_T;
+    case DType::int64: return MPI_INT64_T;
+    case DType::float32: return MPI_FLOAT;
+    case DType::float64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+MPI_Op mpi_op(RedOp redop) {
+  switch (redop) {
+    case RedOp::sum: return MPI_SUM;
+    case RedOp::prod: return MPI_PROD;
+    case RedOp::min: return MPI_MIN;
+    case RedOp::max: return MPI_MAX;
+    default: return MPI_OP_NULL;
+  }
+}
+
+// Calls f with a typed null pointer for the element type, so fill/verify loops are monomorphic.
+template <typename F>
+auto with_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::int8: return f(static_cast<std::int8_t*>(nullptr));
+    case DType::uint8: return f(static_cast<std::uint8_t*>(nullptr));
+    case DType::int32: return f(static_cast<std::int32_t*>(nullptr));
+    case DType::int64: return f(static_cast<std::int64_t*>(nullptr));
+    case DType::float32: return f(static_cast<float*>(nullptr));
+    default: return f(static_cast<double*>(nullptr));
+  }
+}
+
+// A value the pattern never produces (it stays within [-4, 12]), so stale output is counted wrong.
+constexpr std::int64_t kPoison = 101;
+
+// Where a case's input lives and where its result lands, in elements of the backend's buffers.
+struct Placement {
+  bool input_in_recv;
+  std::uint64_t input_offset;   // within the buffer holding the input
+  std::uint64_t input_elements;
+  std::uint64_t output_offset;  // within recv
+  std::uint64_t output_elements;
+};
+
+Placement placement(const CaseSpec& c) {
+  const auto& l = c.layout;
+  Placement p{c.in_place, 0, l.send_elements, 0, l.recv_elements};
+  if (c.in_place && c.op == Op::allgather) p.input_offset = static_cast<std::uint64_t>(c.rank) * l.count;
+  if (c.op == Op::broadcast) p.input_in_recv = true;  // MPI_Bcast works on one buffer
+  return p;
+}
+
+}  // namespace
+
+std::string mpi_library_version() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string text(version, static_cast<std::size_t>(len));
+  const auto newline = text.find_first_of("\r\n");
+  if (newline != std::string::npos) text.resize(newline);
+  while (!text.empty() && (text.back() == ',' || text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+MpiBackend::MpiBackend(MPI_Comm comm) : comm_(comm) {}
+
+MpiBackend::~MpiBackend() {
+  std::free(send_.data);
+  std::free(recv_.data);
+}
+
+std::optional<std::string> MpiBackend::unsupported(const CaseSpec& c) const {
+  if (!info(c.op).is_collective) return "the mpi backend runs collectives only";
+  if (mpi_type(c.dtype) == MPI_DATATYPE_NULL) {
+    return "MPI has no " + std::string(ccbench::name(c.dtype)) + " type (use --backend nccl)";
+  }
+  if (info(c.op).is_reduction && mpi_op(c.redop) == MPI_OP_NULL) {
+    return "MPI has no " + std::string(ccbench::name(c.redop)) + " reduction";
+  }
+  return std::nullopt;
+}
+
+std::uint64_t MpiBackend::memory_budget_bytes(int ranks_on_node) const {
+  return system::memory_available_bytes() / static_cast<std::uint64_t>(ranks_on_node < 1 ? 1 : ranks_on_node);
+}
+
+void MpiBackend::reserve(Buffer& buffer, std::size_t bytes) {
+  if (bytes <= buffer.bytes) return;
+  std::free(buffer.data);
+  buffer.data = nullptr;
+  buffer.bytes = 0;
+  void* data = nullptr;
+  const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
+  if (::posix_memalign(&data, 4096, rounded) != 0) throw std::bad_alloc();
+  // First touch here, not inside the first timed op.
+  std::memset(data, 0, rounded);
+  buffer.data = data;
+  buffer.bytes = rounded;
+}
+
+void MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  reserve(send_, send_bytes);
+  reserve(recv_, recv_bytes);
+}
+
+void MpiBackend::fill(const CaseSpec& c, const pattern::Params& p) {
+  const Placement place = placement(c);
+  with_type(c.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* recv = static_cast<T*>(recv_.data);
+    const std::uint64_t recv_span = std::max(c.layout.recv_elements, c.in_place ? c.layout.send_elements : 0);
+    for (std::uint64_t i = 0; i < recv_span; ++i) recv[i] = static_cast<T>(kPoison);
+    if (c.op == Op::broadcast && c.rank != c.root) return 0;
+    T* input = place.input_in_recv ? recv + place.input_offset : static_cast<T*>(send_.data);
+    for (std::uint64_t i = 0; i < place.input_elements; ++i) {
+      input[i] = static_cast<T>(pattern::input_value(c.op, p, c.rank, i));
+    }
+    return 0;
+  });
+}
+
+void MpiBackend::check(int rc, const CaseSpec& c) const {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw PeerFailure(std::string(ccbench::name(c.op)) + " of " + std::to_string(c.layout.bytes) +
+                    " bytes failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+void MpiBackend::launch(const CaseSpec& c) {
+  const MPI_Datatype type = mpi_type(c.dtype);
+  const auto count = static_cast<int>(c.layout.count);
+  void* send = c.in_place ? MPI_IN_PLACE : send_.data;
+  void* recv = recv_.data;
+  int rc = MPI_SUCCESS;
+  switch (c.op) {
+    case Op::allreduce: rc = MPI_Allreduce(send, recv, count, type, mpi_op(c.redop), comm_); break;
+    case Op::allgather:
+      rc = c.in_place ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm_)
+                      : MPI_Allgather(send, count, type, recv, count, type, comm_);
+      break;
+    case Op::alltoall:
+      rc = c.in_place ? MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm_)
+                      : MPI_Alltoall(send, count, type, recv, count, type, comm_);
+      break;
+    case Op::reduce_scatter: rc = MPI_Reduce_scatter_block(send, recv, count, type, mpi_op(c.redop), comm_); break;
+    case Op::broadcast: rc = MPI_Bcast(recv, count, type, c.root, comm_); break;
+    default: throw BackendError("the mpi backend cannot run " + std::string(ccbench::name(c.op)));
+  }
+  check(rc, c);
+}
+
+double MpiBackend::time_batch_us(const CaseSpec& c, int batch) {
+  const double start = MPI_Wtime();
+  for (int i = 0; i < batch; ++i) launch(c);
+  return (MPI_Wtime() - start) * 1e6;
+}
+
+std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
+  const Placement place = placement(c);
+  return with_type(c.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* out = static_cast<const T*>(recv_.data) + place.output_offset;
+    std::uint64_t wrong = 0;
+    for (std::uint64_t i = 0; i < place.output_elements; ++i) {
+      const T expected = static_cast<T>(pattern::expected_value(c.op, p, c.rank, i, c.layout.count));
+      wrong += out[i] != expected ? 1 : 0;
+    }
+    return wrong;
+  });
+}
+
+void MpiBackend::corrupt_output_for_test(const CaseSpec& c) {
+  if (c.layout.recv_elements == 0) return;
+  with_type(c.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* out = static_cast<T*>(recv_.data) + placement(c).output_offset;
+    out[0] = static_cast<T>(out[0] + 1);
+    return 0;
+  });
+}
+
+nlohmann::json MpiBackend::metadata() const {
+  return {{"mpi", mpi_library_version()}};
+}
+
+}  // namespace ccbench

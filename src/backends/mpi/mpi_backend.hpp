@@ -1,0 +1,47 @@
+// Collectives through MPI on host memory: the backend that runs everywhere, and the reference.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "backends/backend.hpp"
+
+namespace ccbench {
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(MPI_Comm comm);
+  ~MpiBackend() override;
+
+  std::string_view name() const override { return "mpi"; }
+  std::string_view clock() const override { return "MPI_Wtime"; }
+  std::optional<std::string> unsupported(const CaseSpec& c) const override;
+  std::uint64_t memory_budget_bytes(int ranks_on_node) const override;
+  void allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void fill(const CaseSpec& c, const pattern::Params& p) override;
+  void launch(const CaseSpec& c) override;
+  void synchronize() override {}
+  double time_batch_us(const CaseSpec& c, int batch) override;
+  std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) override;
+  void corrupt_output_for_test(const CaseSpec& c) override;
+  nlohmann::json metadata() const override;
+
+ private:
+  struct Buffer {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  static void reserve(Buffer& buffer, std::size_t bytes);
+  void check(int rc, const CaseSpec& c) const;
+
+  MPI_Comm comm_;
+  Buffer send_;
+  Buffer recv_;
+};
+
+// The MPI library's own version string (MPI_Get_library_version), first line.
+std::string mpi_library_version();
+
+}  // namespace ccbench

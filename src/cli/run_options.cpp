@@ -1,0 +1,226 @@
+#include "cli/run_options.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+// The YAML file becomes "--key=value" tokens placed before the command line's own, and every
+// option takes the last value given, so flags win without a second merge step.
+std::vector<std::string> config_tokens(const std::string& path, const std::set<std::string>& known) {
+  if (!std::filesystem::is_regular_file(path)) throw UsageError("--config " + path + ": no such file");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (root.IsNull()) return {};
+  if (!root.IsMap()) throw UsageError(path + ": a sweep config must be a mapping of option names to values");
+  std::vector<std::string> tokens;
+  for (const auto& entry : root) {
+    std::string key = entry.first.as<std::string>();
+    const int line = entry.first.Mark().line + 1;
+    std::ranges::replace(key, '_', '-');
+    if (key == "config") throw UsageError(path + ":" + std::to_string(line) + ": 'config' cannot nest");
+    if (!known.contains(key)) {
+      throw UsageError(path + ":" + std::to_string(line) + ": unknown key '" + entry.first.as<std::string>() +
+                       "' (keys are the long flags of `ccbench run`, e.g. max_bytes, iters, ops)");
+    }
+    std::string value;
+    if (entry.second.IsSequence()) {
+      std::vector<std::string> items;
+      for (const auto& item : entry.second) items.push_back(item.as<std::string>());
+      value = join(items, ",");
+    } else if (entry.second.IsScalar()) {
+      value = entry.second.as<std::string>();
+    } else {
+      throw UsageError(path + ":" + std::to_string(line) + ": '" + key + "' must be a value or a list");
+    }
+    tokens.push_back("--" + key + "=" + value);
+  }
+  return tokens;
+}
+
+template <typename T>
+T parse_enum(const std::string& flag, const std::string& text, std::optional<T> (*parser)(std::string_view),
+             const char* expected) {
+  const auto value = parser(text);
+  if (!value) throw UsageError(flag + ": unknown value '" + text + "' (expected " + expected + ")");
+  return *value;
+}
+
+double parse_fraction(const std::string& flag, std::string text) {
+  bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  double v = 0;
+  try {
+    std::size_t used = 0;
+    v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw UsageError(flag + ": '" + text + "' is not a number");
+  }
+  return percent ? v / 100.0 : v;
+}
+
+}  // namespace
+
+bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help) {
+  CLI::App app{"ccbench run: collective sweep (launch with mpirun or srun)", "ccbench run"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.get_formatter()->column_width(36);
+
+  std::string ops, min_bytes = "8", max_bytes = "64M", step_bytes = "0", dtype = "float", redop = "sum",
+                   iters = "auto", target_ci = "0.01", in_place = "both", timing = "ccbench", config_path,
+                   check = "1";
+  double step_factor = 2.0;
+  app.add_option("--backend", config.backend, "mpi | nccl")->default_val(config.backend);
+  app.add_option("--ops", ops, "comma list: allreduce,allgather,alltoall,reduce_scatter,broadcast")
+      ->default_str("allreduce,allgather,alltoall");
+  app.add_option("-b,--min-bytes", min_bytes, "smallest size (K/M/G = powers of 1024)")->default_str("8");
+  app.add_option("-e,--max-bytes", max_bytes, "largest size")->default_str("64M");
+  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0);
+  app.add_option("-i,--step-bytes", step_bytes, "arithmetic step (wins over -f)")->default_str("0");
+  app.add_option("-d,--dtype", dtype, "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2")
+      ->default_str("float");
+  app.add_option("-o,--redop", redop, "sum prod min max avg")->default_str("sum");
+  app.add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
+  app.add_option("-w,--warmup", config.warmup, "warm-up iterations per size")->default_val(5);
+  app.add_option("-n,--iters", iters, "samples per size, or auto (until --target-ci)")->default_str("auto");
+  app.add_option("--target-ci", target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
+      ->default_str("0.01");
+  app.add_option("--max-time-per-size", config.max_time_per_size_s, "-n auto: seconds of sampling per size")
+      ->default_val(1.0);
+  app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(1);
+  app.add_option("-c,--check", check, "verify every output element (0|1)")->default_str("1");
+  app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
+  app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
+  app.add_option("--batch", config.batch, "ops per sample (0 = from the warm-up time)")->default_val(0);
+  app.add_option("--seed", config.seed, "seed of the data pattern")->default_val(1);
+  app.add_option("--label", config.label, "free text recorded in the result file");
+  app.add_option("--instance-type", config.instance_type, "override the DMI product name");
+  app.add_option("-J,--json", config.json_path, "result file (a .jsonl stream is written beside it)");
+  app.add_option("-T,--timeout", config.timeout_s, "seconds one collective may take before the run aborts (exit 3)")
+      ->default_val(300);
+  app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
+  app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
+  app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
+  app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
+  app.add_option("--link-gbps", config.link_gbps, "record the per-node link rate in Gbit/s");
+  app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
+      ->default_str("auto");
+  app.add_option("--config", config_path, "YAML file with the same keys (flags win)");
+
+  std::set<std::string> known;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& name : opt->get_lnames()) known.insert(name);
+  }
+
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) config_path = argv[i + 1];
+    if (arg.rfind("--config=", 0) == 0) config_path = arg.substr(9);
+  }
+  if (!config_path.empty()) args = config_tokens(config_path, known);
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
+
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    if (print_help) std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+
+  if (!ops.empty()) {
+    try {
+      config.ops = parse_op_list(ops);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--ops: ") + e.what());
+    }
+  }
+  for (Op op : config.ops) {
+    if (!info(op).is_collective) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
+  }
+  auto bytes = [](const char* flag, const std::string& text) {
+    try {
+      return parse_bytes(text);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string(flag) + ": " + e.what());
+    }
+  };
+  config.sizes.min_bytes = bytes("-b/--min-bytes", min_bytes);
+  config.sizes.max_bytes = bytes("-e/--max-bytes", max_bytes);
+  config.sizes.step_bytes = bytes("-i/--step-bytes", step_bytes);
+  config.sizes.step_factor = step_factor;
+  if (config.sizes.step_bytes == 0 && !(step_factor > 1.0) && config.sizes.min_bytes != config.sizes.max_bytes) {
+    throw UsageError("-f/--step-factor must be greater than 1 (got " + std::to_string(step_factor) + ")");
+  }
+  config.dtype = parse_enum<DType>("-d/--dtype", dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
+  config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, "sum, prod, min, max, avg");
+  if (config.redop == RedOp::none) throw UsageError("-o/--redop: 'none' is not a reduction");
+  if (iters == "auto") {
+    config.iters.reset();
+  } else {
+    try {
+      std::size_t used = 0;
+      const int n = std::stoi(iters, &used);
+      if (used != iters.size() || n < 1) throw std::invalid_argument(iters);
+      config.iters = n;
+    } catch (const std::exception&) {
+      throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
+    }
+  }
+  config.target_ci = parse_fraction("--target-ci", target_ci);
+  if (!(config.target_ci > 0 && config.target_ci < 1)) throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
+  if (!(config.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");
+  if (config.warmup < 0) throw UsageError("-w/--warmup must not be negative");
+  if (config.trials < 1) throw UsageError("--trials must be at least 1");
+  if (config.batch < 0) throw UsageError("--batch must not be negative");
+  if (config.timeout_s < 0) throw UsageError("-T/--timeout must not be negative (0 disables the watchdog)");
+  if (check != "0" && check != "1") throw UsageError("-c/--check: expected 0 or 1, got '" + check + "'");
+  config.check = check == "1";
+  if (in_place == "yes" || in_place == "1" || in_place == "true") {
+    config.in_place = InPlaceMode::yes;
+  } else if (in_place == "no" || in_place == "0" || in_place == "false") {
+    config.in_place = InPlaceMode::no;
+  } else if (in_place == "both") {
+    config.in_place = InPlaceMode::both;
+  } else {
+    throw UsageError("--in-place: expected yes, no or both, got '" + in_place + "'");
+  }
+  if (timing == "ccbench") {
+    config.timing = TimingMethod::ccbench;
+  } else if (timing == "nccl-tests" || timing == "nccl_tests") {
+    config.timing = TimingMethod::nccl_tests;
+  } else {
+    throw UsageError("--timing: expected ccbench or nccl-tests, got '" + timing + "'");
+  }
+  if (config.progress != "auto" && config.progress != "always" && config.progress != "never") {
+    throw UsageError("--progress: expected auto, always or never, got '" + config.progress + "'");
+  }
+  if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
+  return true;
+}
+
+}  // namespace ccbench::cli

@@ -1,0 +1,92 @@
+#include "sweep/coordinator.hpp"
+
+#include "backends/backend.hpp"
+
+namespace ccbench {
+
+Coordinator::Coordinator(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  MPI_Comm local = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+}
+
+void Coordinator::check(int rc, const char* what) const {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw PeerFailure(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+void Coordinator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+void Coordinator::max_to_root(std::vector<double>& values) const {
+  const int n = static_cast<int>(values.size());
+  if (rank_ == 0) {
+    check(MPI_Reduce(MPI_IN_PLACE, values.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm_), "MPI_Reduce");
+  } else {
+    check(MPI_Reduce(values.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm_), "MPI_Reduce");
+  }
+}
+
+void Coordinator::mean_to_root(std::vector<double>& values) const {
+  const int n = static_cast<int>(values.size());
+  if (rank_ == 0) {
+    check(MPI_Reduce(MPI_IN_PLACE, values.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm_), "MPI_Reduce");
+    for (double& v : values) v /= size_;
+  } else {
+    check(MPI_Reduce(values.data(), nullptr, n, MPI_DOUBLE, MPI_SUM, 0, comm_), "MPI_Reduce");
+  }
+}
+
+double Coordinator::max_all(double value) const {
+  double out = value;
+  check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
+  return out;
+}
+
+std::uint64_t Coordinator::sum_all(std::uint64_t value) const {
+  std::uint64_t out = value;
+  check(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+  return out;
+}
+
+int Coordinator::broadcast(int value) const {
+  check(MPI_Bcast(&value, 1, MPI_INT, 0, comm_), "MPI_Bcast");
+  return value;
+}
+
+std::string Coordinator::broadcast(const std::string& value) const {
+  int len = broadcast(static_cast<int>(value.size()));
+  std::string out = rank_ == 0 ? value : std::string(static_cast<std::size_t>(len), '\0');
+  check(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm_), "MPI_Bcast");
+  return out;
+}
+
+std::vector<std::string> Coordinator::gather_to_root(const std::string& value) const {
+  int len = static_cast<int>(value.size());
+  std::vector<int> lens(static_cast<std::size_t>(size_));
+  check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");
+  std::vector<int> displs(static_cast<std::size_t>(size_), 0);
+  int total = 0;
+  for (int i = 0; i < size_; ++i) {
+    displs[static_cast<std::size_t>(i)] = total;
+    total += lens[static_cast<std::size_t>(i)];
+  }
+  std::string all(static_cast<std::size_t>(rank_ == 0 ? total : 0), '\0');
+  check(MPI_Gatherv(value.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm_),
+        "MPI_Gatherv");
+  std::vector<std::string> out;
+  if (rank_ != 0) return out;
+  for (int i = 0; i < size_; ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]),
+                             static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
+  }
+  return out;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,164 @@
+#include "sweep/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "core/bandwidth.hpp"
+#include "core/stats.hpp"
+#include "sweep/stopping_rule.hpp"
+
+namespace ccbench {
+namespace {
+
+// A batch should last at least this long, so the barrier's exit skew and the clock's resolution
+// are small against it (docs/method.md, "Batching").
+constexpr double kMinBatchUs = 100.0;
+constexpr int kMaxBatch = 1024;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Engine::Engine(const RunConfig& config, const Plan& plan, Backend& backend, const Coordinator& coordinator,
+               Watchdog& watchdog, SweepObserver& observer)
+    : config_(config),
+      plan_(plan),
+      backend_(backend),
+      coordinator_(coordinator),
+      watchdog_(watchdog),
+      observer_(observer) {
+  if (const char* hook = std::getenv("CCBENCH_TEST_CORRUPT_RANK")) corrupt_rank_ = std::atoi(hook);
+}
+
+SweepTotals Engine::run() {
+  SweepTotals totals;
+  for (int trial = 0; trial < config_.trials; ++trial) {
+    for (const PlannedOp& op : plan_.ops) {
+      if (coordinator_.is_root()) observer_.on_op_begin(trial, op.op);
+      for (const PlannedSize& size : op.sizes) {
+        std::vector<ResultRow> rows;
+        for (const CaseSpec& c : size.variants) {
+          ResultRow row = measure(trial, c);
+          if (!coordinator_.is_root()) continue;
+          totals.wrong += row.wrong;
+          totals.ci_met += row.ci_target_met ? 1 : 0;
+          ++totals.results;
+          observer_.on_result(row);
+          rows.push_back(std::move(row));
+        }
+        if (coordinator_.is_root()) observer_.on_size_done(trial, op.op, rows);
+      }
+    }
+  }
+  watchdog_.disarm();
+  return totals;
+}
+
+int Engine::choose_batch(const CaseSpec& c) {
+  if (config_.batch > 0) return config_.batch;
+  if (config_.timing == TimingMethod::nccl_tests) return 20;  // nccl-tests' default -n
+  // Median warm-up time of one op, the slowest rank's.
+  std::vector<double> times;
+  for (int i = 0; i < std::max(config_.warmup, 1); ++i) {
+    watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(i));
+    coordinator_.barrier();
+    times.push_back(backend_.time_batch_us(c, 1));
+  }
+  std::ranges::sort(times);
+  const double op_us = coordinator_.max_all(stats::median_sorted(times));
+  if (!(op_us > 0)) return kMaxBatch;
+  return std::clamp(static_cast<int>(std::ceil(kMinBatchUs / op_us)), 1, kMaxBatch);
+}
+
+ResultRow Engine::measure(int trial, const CaseSpec& c) {
+  watchdog_.set_case(trial, c.op, c.layout.bytes, c.in_place);
+  const DTypeInfo& dtype = info(c.dtype);
+  pattern::Params params;
+  params.nranks = c.nranks;
+  params.seed = config_.seed + static_cast<std::uint32_t>(trial) * 7919u;
+  params.exact_limit = dtype.exact_int_limit;
+  params.is_signed = dtype.is_signed;
+  params.redop = c.redop;
+  params.root = c.root < 0 ? 0 : c.root;
+
+  ResultRow row;
+  row.op = std::string(name(c.op));
+  row.backend = std::string(backend_.name());
+  row.dtype = std::string(dtype.name);
+  row.redop = std::string(name(c.redop));
+  row.in_place = c.in_place;
+  row.root = c.root;
+  row.bytes = c.layout.bytes;
+  row.count = c.layout.count;
+  row.ranks = c.nranks;
+  row.trial = trial;
+
+  // Data check: one op on freshly filled buffers, every output element compared.
+  watchdog_.arm(Phase::check);
+  backend_.fill(c, params);
+  if (config_.check) {
+    backend_.launch(c);
+    backend_.synchronize();
+    if (corrupt_rank_ == c.rank) backend_.corrupt_output_for_test(c);
+    const std::uint64_t local_wrong = backend_.verify(c, params);
+    row.wrong = coordinator_.sum_all(local_wrong);
+    if (c.in_place) backend_.fill(c, params);
+  }
+
+  // Warm-up (also measures the op to choose the batch).
+  const int batch = choose_batch(c);
+  if (config_.batch > 0 || config_.timing == TimingMethod::nccl_tests) {
+    for (int i = 0; i < config_.warmup; ++i) {
+      watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(i));
+      backend_.launch(c);
+    }
+    backend_.synchronize();
+  }
+  row.batch = batch;
+
+  const StoppingRule rule{config_.iters, config_.target_ci, config_.max_time_per_size_s, 10, 100000};
+  int round = first_round(rule);
+  std::vector<double> local;
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t iteration = 0;
+  while (round > 0) {
+    local.assign(static_cast<std::size_t>(round), 0.0);
+    for (double& sample : local) {
+      watchdog_.arm(Phase::sample, iteration++);
+      coordinator_.barrier();
+      sample = backend_.time_batch_us(c, batch) / batch;
+    }
+    watchdog_.arm(Phase::aggregate, iteration);
+    if (config_.timing == TimingMethod::nccl_tests) {
+      coordinator_.mean_to_root(local);
+    } else {
+      coordinator_.max_to_root(local);
+    }
+    int next = 0;
+    if (coordinator_.is_root()) {
+      row.samples_us.insert(row.samples_us.end(), local.begin(), local.end());
+      const double elapsed = seconds_since(start);
+      const StopDecision d =
+          decide(rule, row.samples_us, elapsed, elapsed / static_cast<double>(row.samples_us.size()));
+      next = d.stop ? 0 : d.next_round;
+    }
+    round = coordinator_.broadcast(next);
+  }
+  watchdog_.arm(Phase::finish);
+
+  if (coordinator_.is_root()) {
+    const stats::Summary s = stats::summarize(row.samples_us);
+    row.time_us = {s.min, s.median, s.mean, s.p99, s.max, s.ci_lo, s.ci_hi};
+    row.algbw_gbps = algbw_gbps(row.bytes, s.median);
+    row.busbw_gbps = busbw_gbps(c.op, c.nranks, row.bytes, s.median);
+    row.ci_target_met = s.n >= 10 && stats::relative_ci_halfwidth(s) <= config_.target_ci;
+  }
+  return row;
+}
+
+}  // namespace ccbench

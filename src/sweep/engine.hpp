@@ -1,0 +1,56 @@
+// The measurement engine: runs the plan trial by trial over a backend and hands finished results
+// to an observer on rank 0. Warm-up, batching, adaptive sampling, the data check and cross-rank
+// aggregation live here; the backend only allocates, fills, launches, times and verifies.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "backends/backend.hpp"
+#include "core/result.hpp"
+#include "sweep/coordinator.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/run_config.hpp"
+#include "sweep/watchdog.hpp"
+
+namespace ccbench {
+
+// Receives results on rank 0 as they finish (the result file, the JSON-lines stream, the table and
+// the progress line are observers; none of them measures anything).
+class SweepObserver {
+ public:
+  virtual ~SweepObserver() = default;
+  virtual void on_op_begin(int /*trial*/, Op /*op*/) {}
+  virtual void on_result(const ResultRow& /*row*/) {}
+  // All variants (out-of-place, in-place) of one size are done.
+  virtual void on_size_done(int /*trial*/, Op /*op*/, std::span<const ResultRow> /*rows*/) {}
+};
+
+struct SweepTotals {
+  std::uint64_t wrong = 0;
+  std::size_t results = 0;
+  std::size_t ci_met = 0;
+};
+
+class Engine {
+ public:
+  Engine(const RunConfig& config, const Plan& plan, Backend& backend, const Coordinator& coordinator,
+         Watchdog& watchdog, SweepObserver& observer);
+
+  SweepTotals run();
+
+ private:
+  ResultRow measure(int trial, const CaseSpec& c);
+  int choose_batch(const CaseSpec& c);
+
+  const RunConfig& config_;
+  const Plan& plan_;
+  Backend& backend_;
+  const Coordinator& coordinator_;
+  Watchdog& watchdog_;
+  SweepObserver& observer_;
+  int corrupt_rank_ = -1;  // CCBENCH_TEST_CORRUPT_RANK: test-only hook, see docs/method.md
+};
+
+}  // namespace ccbench

@@ -1,0 +1,68 @@
+#include "sweep/plan.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace ccbench {
+
+Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int rank) {
+  Plan plan;
+  const std::vector<std::uint64_t> sizes = expand_sizes(config.sizes);
+  std::vector<bool> variants;
+  if (config.in_place != InPlaceMode::yes) variants.push_back(false);
+  if (config.in_place != InPlaceMode::no) variants.push_back(true);
+
+  for (Op op : config.ops) {
+    PlannedOp planned{op, {}};
+    bool any_unsupported = false;
+    for (std::uint64_t nominal : sizes) {
+      PlannedSize size{nominal, {}};
+      for (bool in_place : variants) {
+        CaseSpec c;
+        c.op = op;
+        c.dtype = config.dtype;
+        c.redop = info(op).is_reduction ? config.redop : RedOp::none;
+        c.in_place = in_place;
+        c.root = op == Op::broadcast ? config.root : -1;
+        c.nranks = nranks;
+        c.rank = rank;
+        c.layout = layout_for(op, config.dtype, nominal, nranks);
+        if (auto why = backend.unsupported(c)) {
+          any_unsupported = true;
+          Skip skip{std::string(name(op)) + (in_place ? " in-place" : " out-of-place"), *why};
+          if (std::ranges::find_if(plan.skipped, [&](const Skip& s) { return s.what == skip.what; }) ==
+              plan.skipped.end()) {
+            plan.skipped.push_back(std::move(skip));
+          }
+          continue;
+        }
+        if (c.layout.count == 0) continue;
+        plan.send_bytes = std::max(plan.send_bytes, backend.send_bytes_needed(c));
+        plan.recv_bytes = std::max(plan.recv_bytes, backend.recv_bytes_needed(c));
+        size.variants.push_back(c);
+      }
+      if (size.variants.empty()) {
+        if (!any_unsupported) {
+          plan.skipped.push_back({std::string(name(op)) + " " + format_bytes(nominal),
+                                  "smaller than one element per rank"});
+        }
+        continue;
+      }
+      plan.cases_per_trial += size.variants.size();
+      planned.sizes.push_back(std::move(size));
+    }
+    if (!planned.sizes.empty()) plan.ops.push_back(std::move(planned));
+  }
+  if (config.root < 0 || config.root >= nranks) {
+    throw UsageError("--root " + std::to_string(config.root) + " is not a rank (0.." + std::to_string(nranks - 1) + ")");
+  }
+  if (plan.cases_per_trial == 0) {
+    std::string why = "nothing to measure";
+    for (const auto& s : plan.skipped) why += "; " + s.what + ": " + s.reason;
+    throw UsageError(why);
+  }
+  return plan;
+}
+
+}  // namespace ccbench

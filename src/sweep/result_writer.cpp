@@ -1,0 +1,51 @@
+#include "sweep/result_writer.hpp"
+
+#include <cstdio>
+#include <system_error>
+
+namespace ccbench {
+
+ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_path)
+    : file_(std::move(header)), path_(json_path) {
+  if (path_.empty()) return;
+  if (path_.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path_.parent_path(), ec);
+  }
+  file_.run.status = "incomplete";
+  write_file_atomically(path_, to_json(file_).dump(1) + "\n");
+  stream_ = std::make_unique<ResultStream>(jsonl_path_for(path_));
+}
+
+void ResultWriter::append(const ResultRow& row) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  file_.results.push_back(row);
+  if (stream_) stream_->append(row);
+}
+
+std::size_t ResultWriter::result_count() {
+  std::lock_guard lock(mutex_);
+  return file_.results.size();
+}
+
+bool ResultWriter::finish(const std::string& status, int exit_code, const std::optional<std::string>& error) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return true;
+  finished_ = true;
+  file_.run.status = status;
+  file_.run.exit_code = exit_code;
+  file_.run.error = error;
+  file_.run.finished_at = utc_timestamp_now();
+  if (path_.empty()) return true;
+  try {
+    write_file_atomically(path_, to_json(file_).dump(1) + "\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccbench: cannot write the result file: %s (finished results are in %s)\n", e.what(),
+                 jsonl_path_for(path_).c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ccbench

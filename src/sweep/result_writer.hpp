@@ -1,0 +1,39 @@
+// Owns the result file of a run on rank 0: rows arrive from the engine, each is appended to the
+// JSON-lines stream at once, and the whole file is (re)written atomically at the start (status
+// incomplete, so a killed run still leaves its metadata) and at the end. Thread-safe: the watchdog
+// thread calls finish() when a run is interrupted or hangs.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/result.hpp"
+#include "core/result_stream.hpp"
+
+namespace ccbench {
+
+class ResultWriter {
+ public:
+  // An empty path keeps results in memory only. Throws std::system_error for an unwritable path.
+  ResultWriter(ResultFile header, const std::filesystem::path& json_path);
+
+  void append(const ResultRow& row);
+  // Writes the final file; returns false (after printing why) when it cannot. Idempotent: the first
+  // call wins, later calls (a signal racing the normal end) do nothing.
+  bool finish(const std::string& status, int exit_code, const std::optional<std::string>& error);
+
+  std::size_t result_count();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::mutex mutex_;
+  ResultFile file_;
+  std::filesystem::path path_;
+  std::unique_ptr<ResultStream> stream_;
+  bool finished_ = false;
+};
+
+}  // namespace ccbench

@@ -1,0 +1,59 @@
+// Everything `ccbench run` was asked to do, after flags and --config are merged. Passed explicitly
+// to the engine; the result file records it under "config".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sizes.hpp"
+#include "core/types.hpp"
+
+namespace ccbench {
+
+enum class InPlaceMode { no, yes, both };
+
+// How a sample is formed (docs/method.md).
+enum class TimingMethod {
+  ccbench,     // barrier, then k ops back to back; sample = batch time / k, max over ranks
+  nccl_tests,  // k = iters ops back to back; sample = batch time / k, mean over ranks
+};
+
+struct RunConfig {
+  std::string backend = "mpi";
+  std::vector<Op> ops = {Op::allreduce, Op::allgather, Op::alltoall};
+  SizeRange sizes;
+  DType dtype = DType::float32;
+  RedOp redop = RedOp::sum;
+  int root = 0;
+  int warmup = 5;
+  std::optional<int> iters;  // nullopt: -n auto
+  double target_ci = 0.01;
+  double max_time_per_size_s = 1.0;
+  int trials = 1;
+  bool check = true;
+  InPlaceMode in_place = InPlaceMode::both;
+  TimingMethod timing = TimingMethod::ccbench;
+  int batch = 0;  // ops per sample; 0 = chosen from the warm-up time
+  std::uint32_t seed = 1;
+  double timeout_s = 300;
+  std::string label;
+  std::string instance_type;  // overrides the DMI product name
+  std::string json_path;
+  // Fabric metadata the user asserts (an emulated link, a known rate); discovered otherwise.
+  std::string fabric_path;
+  std::string fabric_generation;
+  double link_gbps = 0;
+  // Backend options (NCCL).
+  std::string nccl_path;
+  int graph_launches = 0;
+  std::string progress = "auto";  // auto (when stderr is a terminal) | always | never
+};
+
+std::string_view name(InPlaceMode mode);
+std::string_view name(TimingMethod method);
+nlohmann::json to_json(const RunConfig& config);
+
+}  // namespace ccbench
