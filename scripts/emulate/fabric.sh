@@ -1,0 +1,146 @@
+#!/bin/bash
+# Emulated multi-host fabric on one machine: N hosts as network namespaces, links shaped by tc tbf.
+# See docs/emulation.md. Needs root.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+  cat <<EOF
+usage: $0 COMMAND [options]
+
+Emulates N hosts on this machine, each in a network namespace (ccb-h0, ccb-h1, ...) with one
+shaped data link (tc tbf, the same rate in both directions) and one unshaped management link,
+all joined through bridges in a namespace of their own (ccb-br), addresses ${CCB_EMU_SUBNET}.0/24
+(data) and ${CCB_EMU_MGMT_SUBNET}.0/24 (management) inside those namespaces only.
+
+NEEDS ROOT. It changes this machine by adding: network namespaces ccb-br and ccb-h*
+(with their veth pairs, bridges and tc qdiscs, which live only inside them), files
+/etc/netns/ccb-*/hosts (name resolution inside the namespaces) and $CCB_EMU_STATE.
+Nothing is added to the root namespace's interfaces, routes or firewall. 'down' removes it all,
+and 'run' removes it all when it exits, whatever the outcome (trap on EXIT, INT, TERM).
+
+commands:
+  up [--hosts N] [--profile NAME|FILE | --rate RATE]   create the fabric (replaces an old one)
+  down                                                 remove everything this script created
+  status                                               hosts, qdiscs and bytes sent per link
+  set-rate RATE [HOST_INDEX...]                        change link rates (default: all hosts)
+  link down|up HOST_INDEX                              set a host's data link down or up
+  run [--hosts N] [--ranks-per-host K] [--profile P | --rate RATE] [--keep] -- CCBENCH_RUN_ARGS...
+        up, then mpirun ccbench run across the hosts with the profile's fabric metadata
+        (--fabric-path, --fabric-generation, --link-gbps, --label), then report bytes per link
+        and down (unless --keep). Exit code: mpirun's.
+  leftovers                                            list anything of ours left on the machine
+
+RATE is tc syntax (400mbit, 1gbit). Profiles: configs/fabrics/*.yaml (emulated-v3, emulated-v4).
+environment: CCBENCH (default build/ccbench), CCB_EMU_BTL (default self,vader,tcp),
+             CCB_EMU_BURST (tbf burst, default $CCB_EMU_BURST), CCB_EMU_LATENCY (default $CCB_EMU_LATENCY)
+EOF
+}
+
+need_root() { [[ $(id -u) -eq 0 ]] || emu_die "needs root (it creates network namespaces, veth pairs, bridges and tc qdiscs)"; }
+
+# Sets: rate, generation, link_gbps, fabric_path, label from --profile or --rate.
+resolve_fabric() {
+  local profile=$1 rate_flag=$2
+  rate="" generation="" link_gbps="" fabric_path="tcp" label=""
+  if [[ -n $profile ]]; then
+    local f
+    f=$(emu_profile_path "$profile")
+    rate=$(emu_profile "$f" rate)
+    generation=$(emu_profile "$f" generation)
+    link_gbps=$(emu_profile "$f" link_gbps)
+    fabric_path=$(emu_profile "$f" path)
+    label=$(emu_profile "$f" name)
+    [[ -n $fabric_path ]] || fabric_path=tcp
+  fi
+  [[ -n $rate_flag ]] && rate=$rate_flag
+  [[ -n $rate ]] || rate=400mbit
+  [[ $(emu_rate_gbps "$rate") != nan ]] || emu_die "rate '$rate' is not tc syntax (e.g. 400mbit, 1gbit)"
+  [[ -n $link_gbps ]] || link_gbps=$(emu_rate_gbps "$rate")
+  [[ -n $label ]] || label="emulated-$rate"
+  return 0
+}
+
+cmd=${1:-}
+[[ -n $cmd ]] || { usage >&2; exit 2; }
+shift
+hosts=2 ranks_per_host=1 profile="" rate_flag="" keep=0
+parse_common() {
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      --hosts) hosts=$2; shift 2 ;;
+      --ranks-per-host) ranks_per_host=$2; shift 2 ;;
+      --profile) profile=$2; shift 2 ;;
+      --rate) rate_flag=$2; shift 2 ;;
+      --keep) keep=1; shift ;;
+      --) shift; rest=("$@"); return ;;
+      -h|--help) usage; exit 0 ;;
+      *) emu_die "unknown option '$1' (see --help)" ;;
+    esac
+  done
+  rest=()
+}
+
+case $cmd in
+  -h|--help|help) usage ;;
+  up)
+    need_root
+    parse_common "$@"
+    resolve_fabric "$profile" "$rate_flag"
+    emu_up "$hosts" "$rate"
+    emu_log "up: $hosts hosts, links at $rate ($label); 'sudo $0 down' removes it"
+    ;;
+  down)
+    need_root
+    emu_down
+    left=$(emu_leftovers)
+    [[ -z $left ]] || { echo "$left" >&2; emu_die "some of the fabric is still there"; }
+    ;;
+  status)
+    cat "$CCB_EMU_STATE/hosts" 2>/dev/null || { echo "no emulated fabric is up"; exit 0; }
+    echo "rate: $(cat "$CCB_EMU_STATE/rate")"
+    for ((i = 0; i < $(emu_host_count); i++)); do
+      tc -n "$(emu_host_ns "$i")" qdisc show dev "$EMU_HOST_IF"
+    done
+    emu_link_bytes
+    ;;
+  set-rate)
+    need_root
+    [[ $# -ge 1 ]] || emu_die "set-rate RATE [HOST_INDEX...]"
+    [[ $(emu_rate_gbps "$1") != nan ]] || emu_die "rate '$1' is not tc syntax (e.g. 400mbit, 1gbit)"
+    emu_set_rate "$@"
+    ;;
+  link)
+    need_root
+    [[ $# -eq 2 && ($1 == down || $1 == up) ]] || emu_die "link down|up HOST_INDEX"
+    ip -n "$(emu_host_ns "$2")" link set "$EMU_HOST_IF" "$1"
+    ;;
+  leftovers) emu_leftovers ;;
+  run)
+    need_root
+    parse_common "$@"
+    resolve_fabric "$profile" "$rate_flag"
+    ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench}
+    [[ -x $ccbench ]] || emu_die "no ccbench binary at $ccbench (build it, or set CCBENCH=path)"
+    ccbench=$(cd "$(dirname "$ccbench")" && pwd)/$(basename "$ccbench")
+    if [[ $keep -eq 0 ]]; then trap 'emu_down' EXIT; fi
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    emu_log "needs root; creates namespaces ccb-br, ccb-h0..ccb-h$((hosts - 1)) with veth pairs, bridges and tbf qdiscs; all removed at exit"
+    emu_up "$hosts" "$rate"
+    spec=""
+    for ((i = 0; i < hosts; i++)); do spec+="${spec:+,}$(emu_host_ns "$i"):$ranks_per_host"; done
+    emu_log "fabric $label: $hosts hosts x $ranks_per_host ranks, links at $rate both ways (generation ${generation:-unset}, link_gbps $link_gbps)"
+    set +e
+    meta=(--fabric-path "$fabric_path" --link-gbps "$link_gbps" --label "$label")
+    [[ -n $generation ]] && meta+=(--fabric-generation "$generation")
+    # The fabric's metadata first: flags given after -- win.
+    emu_mpirun $((hosts * ranks_per_host)) "$spec" "$ccbench" run "${meta[@]}" "${rest[@]}"
+    rc=$?
+    set -e
+    emu_log "bytes through the shaped links (up = host sends, down = host receives):"
+    emu_link_bytes | sed 's/^/emulate:   /' >&2
+    exit "$rc"
+    ;;
+  *) usage >&2; exit 2 ;;
+esac

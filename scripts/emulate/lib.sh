@@ -1,0 +1,243 @@
+# shellcheck shell=bash
+# Emulated multi-host fabric: shared functions (sourced by fabric.sh, migrate.sh and the e2e tests).
+#
+# Topology (everything lives in network namespaces this file creates; the root namespace is not
+# touched apart from the namespace handles in /run/netns and the per-namespace /etc/netns/<ns>/hosts):
+#
+#   ccb-br   (namespace)  data bridge "ccb-br0" 10.213.0.254/24, management bridge "ccb-brm"
+#            10.213.1.254/24; mpirun runs here
+#     ├── veth ccb-h0-p  <──>  ccb0  10.213.0.1/24 in namespace ccb-h0 (emulated host "ccb-h0"), shaped
+#     ├── veth ccb-h0-m  <──>  ccbm0 10.213.1.1/24 in namespace ccb-h0, unshaped
+#     ├── veth ccb-h1-p  <──>  ccb0  10.213.0.2/24 in namespace ccb-h1, shaped
+#     └── ...
+#
+# The data network carries MPI's traffic (btl tcp); the management network carries Open MPI's own
+# control traffic (oob, between mpirun and the orted daemons), as on a cluster whose launcher talks
+# over Ethernet while the collectives use the fast fabric (EFA). So a data link set down stalls the
+# collectives but leaves the launcher able to clean up, and the control messages do not disturb
+# the shaped links' measurements.
+#
+# Each host's link is shaped with `tc qdisc tbf` on both ends of its veth: egress of ccb0 (what the
+# host sends) and egress of ccb-hN-p (what it receives), so the link has the same rate in both
+# directions, like a full-duplex NIC port. Ranks started by mpirun through agent.sh run inside the
+# host's network namespace and in a UTS namespace of their own whose hostname is the host's name,
+# so Open MPI and ccbench see N distinct hosts.
+
+CCB_EMU_PREFIX=${CCB_EMU_PREFIX:-ccb}
+CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.213.0}       # data network (shaped)
+CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.213.1}  # management network (unshaped)
+CCB_EMU_BR_NS="${CCB_EMU_PREFIX}-br"
+CCB_EMU_BRIDGE="${CCB_EMU_PREFIX}-br0"
+CCB_EMU_MGMT_BRIDGE="${CCB_EMU_PREFIX}-brm"
+CCB_EMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CCB_EMU_ROOT=$(cd "$CCB_EMU_DIR/../.." && pwd)
+CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate}
+# tbf: burst (bytes a host may send at line rate before the shaper holds it back) and the queue's
+# latency bound. A small burst keeps the rate exact for transfers of a few MiB.
+CCB_EMU_BURST=${CCB_EMU_BURST:-32kb}
+CCB_EMU_LATENCY=${CCB_EMU_LATENCY:-100ms}
+
+emu_log() { printf 'emulate: %s\n' "$*" >&2; }
+emu_die() { printf 'emulate: error: %s\n' "$*" >&2; exit 2; }
+
+emu_host_ns() { echo "${CCB_EMU_PREFIX}-h$1"; }
+emu_host_addr() { echo "${CCB_EMU_SUBNET}.$(($1 + 1))"; }
+emu_host_mgmt_addr() { echo "${CCB_EMU_MGMT_SUBNET}.$(($1 + 1))"; }
+emu_host_port() { echo "${CCB_EMU_PREFIX}-h$1-p"; }       # bridge side of host i's data veth
+emu_host_mgmt_port() { echo "${CCB_EMU_PREFIX}-h$1-m"; }  # bridge side of host i's management veth
+EMU_HOST_IF=${CCB_EMU_PREFIX}0                             # host side (inside ccb-hN), data
+EMU_HOST_MGMT_IF=${CCB_EMU_PREFIX}m0                       # host side, management
+
+# Exit 77 (ctest's SKIP_RETURN_CODE) with the reason when this machine cannot host the fabric.
+emu_require_or_skip() {
+  local why=""
+  if [[ $(id -u) -ne 0 ]]; then
+    why="needs root (creates network namespaces, veth pairs, a bridge and tc qdiscs)"
+  elif ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+    why="needs iproute2 (ip, tc)"
+  elif ! command -v mpirun >/dev/null; then
+    why="needs mpirun (Open MPI)"
+  elif ! command -v unshare >/dev/null; then
+    why="needs unshare (util-linux)"
+  elif ! ip netns add "${CCB_EMU_PREFIX}-probe" 2>/dev/null; then
+    why="'ip netns add' is not permitted here (no CAP_SYS_ADMIN or no netns support)"
+  else
+    ip netns del "${CCB_EMU_PREFIX}-probe" 2>/dev/null
+    if ! ip netns add "${CCB_EMU_PREFIX}-probe2" 2>/dev/null ||
+       ! ip -n "${CCB_EMU_PREFIX}-probe2" link add "${CCB_EMU_PREFIX}-pv0" type veth peer name "${CCB_EMU_PREFIX}-pv1" 2>/dev/null ||
+       ! tc -n "${CCB_EMU_PREFIX}-probe2" qdisc add dev "${CCB_EMU_PREFIX}-pv0" root tbf rate 100mbit burst 32kb latency 50ms 2>/dev/null; then
+      why="veth pairs or the tbf qdisc are not available (kernel modules veth, sch_tbf)"
+    fi
+    ip netns del "${CCB_EMU_PREFIX}-probe2" 2>/dev/null
+  fi
+  if [[ -n $why ]]; then
+    echo "SKIP: $why"
+    exit 77
+  fi
+}
+
+# Everything this fabric may have left behind (a previous run that was SIGKILLed): namespaces
+# named ccb-* (their veths and qdiscs go with them), /etc/netns/ccb-*, the state folder.
+emu_down() {
+  local ns
+  # Processes still inside the host namespaces (a SIGSTOPped rank, an orphaned orted) would keep
+  # nothing alive (a namespace dies with its last handle and process), but end them so no stray
+  # rank keeps running: only PIDs whose network namespace is one of ours.
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${CCB_EMU_PREFIX}-(h[0-9]+|br|probe2?)$"); do
+    local pids
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    if [[ -n $pids ]]; then
+      # shellcheck disable=SC2086
+      kill -CONT $pids 2>/dev/null || true
+      # shellcheck disable=SC2086
+      kill -KILL $pids 2>/dev/null || true
+    fi
+    ip netns del "$ns" 2>/dev/null || true
+    rm -rf "/etc/netns/$ns"
+  done
+  rm -rf "$CCB_EMU_STATE"
+}
+
+# emu_tbf NS DEV RATE: (re)place the root qdisc of DEV in namespace NS by a token bucket at RATE.
+emu_tbf() {
+  tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst "$CCB_EMU_BURST" latency "$CCB_EMU_LATENCY"
+}
+
+# emu_up N RATE: N hosts, each link at RATE (tc syntax: 400mbit, 1gbit, ...). Idempotent (tears down
+# whatever a previous run left first).
+emu_up() {
+  local n=$1 rate=$2 i ns addr port
+  [[ $n =~ ^[0-9]+$ && $n -ge 1 && $n -le 64 ]] || emu_die "host count must be 1..64, got '$n'"
+  emu_down
+  mkdir -p "$CCB_EMU_STATE"
+  ip netns add "$CCB_EMU_BR_NS"
+  ip -n "$CCB_EMU_BR_NS" link set lo up
+  ip -n "$CCB_EMU_BR_NS" link add "$CCB_EMU_BRIDGE" type bridge
+  ip -n "$CCB_EMU_BR_NS" addr add "${CCB_EMU_SUBNET}.254/24" dev "$CCB_EMU_BRIDGE"
+  ip -n "$CCB_EMU_BR_NS" link set "$CCB_EMU_BRIDGE" up
+  ip -n "$CCB_EMU_BR_NS" link add "$CCB_EMU_MGMT_BRIDGE" type bridge
+  ip -n "$CCB_EMU_BR_NS" addr add "${CCB_EMU_MGMT_SUBNET}.254/24" dev "$CCB_EMU_MGMT_BRIDGE"
+  ip -n "$CCB_EMU_BR_NS" link set "$CCB_EMU_MGMT_BRIDGE" up
+  local hosts="127.0.0.1 localhost\n${CCB_EMU_SUBNET}.254 ${CCB_EMU_BR_NS}\n"
+  for ((i = 0; i < n; i++)); do
+    hosts+="$(emu_host_addr "$i") $(emu_host_ns "$i")\n$(emu_host_mgmt_addr "$i") $(emu_host_ns "$i")-m\n"
+  done
+  for ((i = 0; i < n; i++)); do
+    ns=$(emu_host_ns "$i")
+    addr=$(emu_host_addr "$i")
+    port=$(emu_host_port "$i")
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    ip -n "$CCB_EMU_BR_NS" link add "$port" type veth peer name "$EMU_HOST_IF" netns "$ns"
+    ip -n "$CCB_EMU_BR_NS" link set "$port" master "$CCB_EMU_BRIDGE"
+    ip -n "$CCB_EMU_BR_NS" link set "$port" up
+    ip -n "$ns" addr add "$addr/24" dev "$EMU_HOST_IF"
+    ip -n "$ns" link set "$EMU_HOST_IF" up
+    emu_tbf "$ns" "$EMU_HOST_IF" "$rate"
+    emu_tbf "$CCB_EMU_BR_NS" "$port" "$rate"
+    ip -n "$CCB_EMU_BR_NS" link add "$(emu_host_mgmt_port "$i")" type veth peer name "$EMU_HOST_MGMT_IF" netns "$ns"
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_host_mgmt_port "$i")" master "$CCB_EMU_MGMT_BRIDGE"
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_host_mgmt_port "$i")" up
+    ip -n "$ns" addr add "$(emu_host_mgmt_addr "$i")/24" dev "$EMU_HOST_MGMT_IF"
+    ip -n "$ns" link set "$EMU_HOST_MGMT_IF" up
+    echo "$ns $addr $(emu_host_mgmt_addr "$i")" >>"$CCB_EMU_STATE/hosts"
+  done
+  # `ip netns exec NS` bind-mounts /etc/netns/NS/* over /etc: every namespace resolves host names.
+  for ns in "$CCB_EMU_BR_NS" $(awk '{print $1}' "$CCB_EMU_STATE/hosts"); do
+    mkdir -p "/etc/netns/$ns"
+    printf '%b' "$hosts" >"/etc/netns/$ns/hosts"
+  done
+  echo "$rate" >"$CCB_EMU_STATE/rate"
+  # The links come up asynchronously: wait until every host's link is up and its bridge port forwards.
+  for ((i = 0; i < n; i++)); do
+    local tries=0
+    until ip -n "$(emu_host_ns "$i")" -o link show dev "$EMU_HOST_IF" | grep -q 'LOWER_UP' &&
+      ip -n "$(emu_host_ns "$i")" -o link show dev "$EMU_HOST_MGMT_IF" | grep -q 'LOWER_UP' &&
+      bridge -n "$CCB_EMU_BR_NS" link show dev "$(emu_host_port "$i")" | grep -q 'state forwarding' &&
+      bridge -n "$CCB_EMU_BR_NS" link show dev "$(emu_host_mgmt_port "$i")" | grep -q 'state forwarding'; do
+      ((++tries > 50)) && emu_die "the link of $(emu_host_ns "$i") does not come up"
+      sleep 0.1
+    done
+  done
+}
+
+emu_host_count() { [[ -f $CCB_EMU_STATE/hosts ]] && wc -l <"$CCB_EMU_STATE/hosts" || echo 0; }
+
+# emu_set_rate RATE [HOST_INDEX...]: change the link rate of some hosts (default all), both directions.
+emu_set_rate() {
+  local rate=$1 i
+  shift
+  local idx=("$@")
+  if [[ ${#idx[@]} -eq 0 ]]; then
+    for ((i = 0; i < $(emu_host_count); i++)); do idx+=("$i"); done
+  fi
+  for i in "${idx[@]}"; do
+    emu_tbf "$(emu_host_ns "$i")" "$EMU_HOST_IF" "$rate"
+    emu_tbf "$CCB_EMU_BR_NS" "$(emu_host_port "$i")" "$rate"
+  done
+  echo "$rate" >"$CCB_EMU_STATE/rate"
+}
+
+# Bytes sent through each link's shapers since they were (re)placed, one line per host:
+# "ccb-h0 up=BYTES down=BYTES" (up: host -> bridge, down: bridge -> host).
+emu_link_bytes() {
+  local i
+  for ((i = 0; i < $(emu_host_count); i++)); do
+    local up down
+    up=$(tc -n "$(emu_host_ns "$i")" -s qdisc show dev "$EMU_HOST_IF" | awk '/Sent/ {print $2; exit}')
+    down=$(tc -n "$CCB_EMU_BR_NS" -s qdisc show dev "$(emu_host_port "$i")" | awk '/Sent/ {print $2; exit}')
+    echo "$(emu_host_ns "$i") up=${up:-0} down=${down:-0}"
+  done
+}
+
+# What this fabric has on the machine right now (empty output = nothing).
+emu_leftovers() {
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${CCB_EMU_PREFIX}-" | sed 's/^/namespace /'
+  ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${CCB_EMU_PREFIX}(-|0)" | sed 's/^/link (root namespace) /'
+  ls -d /etc/netns/${CCB_EMU_PREFIX}-* 2>/dev/null | sed 's/^/file /'
+  [[ -e $CCB_EMU_STATE ]] && echo "state $CCB_EMU_STATE"
+  return 0
+}
+
+# emu_mpirun NP HOSTS_SPEC ARGS...: mpirun from the bridge namespace, ranks in the host namespaces,
+# control traffic (oob) on the management network.
+# HOSTS_SPEC is Open MPI's --host list, e.g. "ccb-h0:1,ccb-h1:1". Traffic between hosts is forced
+# onto TCP over the shaped links; ranks on the same emulated host use shared memory (vader), as
+# they would on a real node.
+emu_mpirun() {
+  local np=$1 hosts=$2
+  shift 2
+  local btl=${CCB_EMU_BTL:-self,vader,tcp}
+  ip netns exec "$CCB_EMU_BR_NS" mpirun --allow-run-as-root -np "$np" --host "$hosts" \
+    --mca plm_rsh_agent "$CCB_EMU_DIR/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca pml ob1 --mca btl "$btl" \
+    --mca btl_tcp_if_include "${CCB_EMU_SUBNET}.0/24" --mca oob_tcp_if_include "${CCB_EMU_MGMT_SUBNET}.0/24" \
+    --bind-to none "$@"
+}
+
+# Rate text (tc syntax) -> Gbit/s, for --link-gbps: 400mbit -> 0.4, 1gbit -> 1, 2500kbit -> 0.0025.
+emu_rate_gbps() {
+  local r=${1,,}
+  awk -v r="$r" 'BEGIN {
+    if (match(r, /^[0-9.]+/) == 0) { print "nan"; exit }
+    v = substr(r, 1, RLENGTH); u = substr(r, RLENGTH + 1)
+    f["gbit"] = 1; f["mbit"] = 1e-3; f["kbit"] = 1e-6; f["bit"] = 1e-9; f[""] = 1e-9
+    f["gbps"] = 8; f["mbps"] = 8e-3; f["kbps"] = 8e-6; f["bps"] = 8e-9
+    if (!(u in f)) { print "nan"; exit }
+    printf "%g\n", v * f[u] }'
+}
+
+# emu_profile FILE KEY: a value of a flat fabric profile (configs/fabrics/*.yaml).
+emu_profile() {
+  local v
+  v=$(sed -n -E "s/^$2:[[:space:]]*\"?([^\"#]*[^\"#[:space:]])\"?[[:space:]]*(#.*)?$/\1/p" "$1" | head -1)
+  echo "$v"
+}
+
+# emu_profile_path NAME|FILE -> the profile file.
+emu_profile_path() {
+  if [[ -f $1 ]]; then echo "$1"; return; fi
+  local f="$CCB_EMU_ROOT/configs/fabrics/$1.yaml"
+  [[ -f $f ]] || emu_die "no fabric profile '$1' (looked for $1 and $f)"
+  echo "$f"
+}

@@ -1,0 +1,126 @@
+#!/bin/bash
+# The migration check, end to end, on one machine: run the same sweep on an emulated baseline
+# fabric and on an emulated candidate fabric, then let `ccbench compare` judge a claim.
+# See docs/emulation.md. Needs root.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib.sh"
+
+baseline=emulated-v3
+candidate=emulated-v4
+claim=$CCB_EMU_ROOT/configs/claims/emulated-18pct.yaml
+sweep=$CCB_EMU_ROOT/configs/sweeps/emulated-migration.yaml
+hosts=2
+ranks_per_host=1
+out=""
+format=text
+compare_args=()
+run_args=()
+
+usage() {
+  cat <<EOF
+usage: $0 [options] [-- extra ccbench run flags]
+
+Runs the same ccbench sweep on two emulated fabrics (baseline, then candidate), writes two result
+files with their fabric metadata, and runs 'ccbench compare BASE CAND --claim FILE': the verdict
+is printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable,
+4 inconclusive; 2 usage; other codes: a sweep failed, with ccbench run's code).
+
+NEEDS ROOT. While it runs, this machine gets network namespaces ccb-br and ccb-h0..ccb-hN-1
+(each host's veth pairs, the bridges, addresses in ${CCB_EMU_SUBNET}.0/24 and
+${CCB_EMU_MGMT_SUBNET}.0/24 and tc tbf qdiscs live only inside them), files /etc/netns/ccb-*/hosts
+and $CCB_EMU_STATE. The root namespace's interfaces, routes and firewall are not touched. Everything
+is removed when the script exits, whatever the outcome (also on Ctrl-C); 'fabric.sh down' removes
+leftovers of a run that was killed with SIGKILL.
+
+options:
+  --baseline PROFILE     fabric profile, a name in configs/fabrics/ or a file (default $baseline)
+  --candidate PROFILE    (default $candidate)
+  --claim FILE           claim for ccbench compare (default configs/claims/emulated-18pct.yaml)
+  --expect-speedup X     instead of --claim: e.g. 18% (with --tolerance, default 5%)
+  --tolerance X
+  --sweep FILE           ccbench run --config file (default configs/sweeps/emulated-migration.yaml)
+  --hosts N              emulated hosts (default $hosts)
+  --ranks-per-host K     (default $ranks_per_host)
+  --out DIR              where baseline.json, candidate.json, verdict.json go
+                         (default results/local/emulate-<time>)
+  --format text|json|markdown   how the verdict is printed (default text; verdict.json is always written)
+environment: CCBENCH=path of the ccbench binary (default build/ccbench)
+EOF
+}
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --baseline) baseline=$2; shift 2 ;;
+    --candidate) candidate=$2; shift 2 ;;
+    --claim) claim=$2; shift 2 ;;
+    --expect-speedup) compare_args+=(--expect-speedup "$2"); claim=""; shift 2 ;;
+    --tolerance) compare_args+=(--tolerance "$2"); shift 2 ;;
+    --sweep) sweep=$2; shift 2 ;;
+    --hosts) hosts=$2; shift 2 ;;
+    --ranks-per-host) ranks_per_host=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --format) format=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; run_args=("$@"); break ;;
+    *) echo "migrate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench}
+[[ -x $ccbench ]] || { echo "migrate.sh: no ccbench binary at $ccbench (build it, or set CCBENCH=path)" >&2; exit 2; }
+ccbench=$(cd "$(dirname "$ccbench")" && pwd)/$(basename "$ccbench")
+export CCBENCH=$ccbench
+[[ $(id -u) -eq 0 ]] || { echo "migrate.sh: needs root (it creates network namespaces, veth pairs, bridges and tc qdiscs; see --help)" >&2; exit 2; }
+base_file=$(emu_profile_path "$baseline")
+cand_file=$(emu_profile_path "$candidate")
+[[ -z $claim || -f $claim ]] || { echo "migrate.sh: no claim file $claim" >&2; exit 2; }
+[[ -f $sweep ]] || { echo "migrate.sh: no sweep file $sweep" >&2; exit 2; }
+[[ -n $out ]] || out=$CCB_EMU_ROOT/results/local/emulate-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+
+trap 'emu_down' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+cat <<EOF
+== ccbench migration check on emulated fabrics (needs root)
+   This machine gets, until the script exits: network namespaces ccb-br, ccb-h0..ccb-h$((hosts - 1)) with
+   veth pairs, two bridges and tc tbf qdiscs inside them, /etc/netns/ccb-*/hosts, $CCB_EMU_STATE.
+   All of it is removed at exit.
+   baseline:  $(emu_profile "$base_file" name) ($(emu_profile "$base_file" rate) per link, generation $(emu_profile "$base_file" generation))
+   candidate: $(emu_profile "$cand_file" name) ($(emu_profile "$cand_file" rate) per link, generation $(emu_profile "$cand_file" generation))
+   sweep:     ${sweep#"$CCB_EMU_ROOT"/} on $hosts hosts x $ranks_per_host ranks
+   claim:     ${claim:+${claim#"$CCB_EMU_ROOT"/}}${claim:-${compare_args[*]}}
+   results:   $out
+EOF
+
+run_side() {
+  local side=$1 profile=$2 rc=0
+  echo
+  echo "== $side: $(emu_profile "$profile" name)"
+  "$here/fabric.sh" run --hosts "$hosts" --ranks-per-host "$ranks_per_host" --profile "$profile" -- \
+    --config "$sweep" --progress never -J "$out/$side.json" "${run_args[@]}" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "migrate.sh: the $side sweep failed (exit $rc); partial results in $out/$side.json(l)" >&2
+    exit "$rc"
+  fi
+}
+run_side baseline "$base_file"
+run_side candidate "$cand_file"
+
+echo
+echo "== verdict"
+rc=0
+"$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+  --format json --out "$out/verdict.json" >/dev/null || rc=$?
+if [[ $rc -eq 2 ]]; then
+  echo "migrate.sh: ccbench compare failed (exit 2)" >&2
+  "$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" || true
+  exit 2
+fi
+"$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+  --format "$format" || true
+echo
+echo "verdict file: $out/verdict.json (exit code $rc)"
+exit "$rc"
