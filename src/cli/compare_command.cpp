@@ -1,0 +1,153 @@
+// `ccbench compare BASE CAND`: verdicts on claims and regressions (DESIGN.md "Verdict").
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "compare/claim.hpp"
+#include "compare/compare.hpp"
+#include "core/error.hpp"
+#include "core/result.hpp"
+#include "core/sizes.hpp"
+#include "core/types.hpp"
+#include "report/compare_render.hpp"
+
+namespace {
+
+using namespace ccbench;
+using namespace ccbench::compare;
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    auto piece = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!piece.empty()) out.push_back(piece);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int compare_main(int argc, char** argv) {
+  CLI::App app{
+      "Compare two sets of result files: a claim verdict, a regression gate, or a report.\n"
+      "BASE and CAND are result files, folders of them, or comma-separated lists.",
+      "ccbench compare"};
+  std::string base, cand, claim_file, expect, tolerance = "5%", statistic, metric, ops, min_bytes, max_bytes;
+  std::string normalize, gate, threshold = "5%", format = "text", out;
+  std::vector<std::string> allow;
+  std::uint64_t seed = 20250709;
+  int resamples = 10000, min_trials = 5;
+  double alpha = 0.05;
+  app.add_option("BASE", base, "baseline result files or folders")->required();
+  app.add_option("CAND", cand, "candidate result files or folders")->required();
+  app.add_option("--claim", claim_file, "claim file (configs/claims/*.yaml)");
+  app.add_option("--expect-speedup", expect, "claimed speedup: 18%, 0.18 or 1.18x");
+  app.add_option("--tolerance", tolerance, "equivalence margin around the claim (default 5%)");
+  app.add_option("--statistic", statistic, "geomean|max across sizes");
+  app.add_option("--metric", metric, "busbw|time");
+  app.add_option("--ops", ops, "comma-separated ops to compare");
+  app.add_option("--min-bytes", min_bytes, "smallest size to compare (K/M/G)");
+  app.add_option("--max-bytes", max_bytes, "largest size to compare (K/M/G)");
+  app.add_option("--normalize", normalize, "none|link_bandwidth (overrides the claim)");
+  app.add_option("--gate", gate, "regression");
+  app.add_option("--threshold", threshold, "slowdown a size must exceed to fail the gate (default 5%)");
+  app.add_option("--alpha", alpha, "significance level (default 0.05)")->check(CLI::Range(1e-6, 0.5));
+  app.add_option("--allow-mismatch", allow, "must-match metadata key allowed to differ (repeatable)");
+  app.add_option("--format", format, "text|markdown|json")->check(CLI::IsMember({"text", "markdown", "json"}));
+  app.add_option("--out", out, "write the output here instead of stdout");
+  app.add_option("--seed", seed, "bootstrap seed (default 20250709)");
+  app.add_option("--resamples", resamples, "bootstrap resamples (default 10000)")->check(CLI::Range(0, 10000000));
+  app.add_option("--min-trials", min_trials, "trials per side for trial-level tests and claims (default 5)")
+      ->check(CLI::Range(2, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccbench compare: %s\n", e.what());
+    return exit_code::usage;
+  }
+  try {
+    CompareOptions o;
+    o.baseline = split_commas(base);
+    o.candidate = split_commas(cand);
+    o.seed = seed;
+    o.resamples = resamples;
+    o.min_trials = min_trials;
+    o.alpha = alpha;
+    for (const auto& a : allow) {
+      for (const auto& k : split_commas(a)) o.allow_mismatch.insert(k);
+    }
+    if (!ops.empty()) {
+      for (const auto& op : split_commas(ops)) {
+        if (!parse_op(op)) throw UsageError(fmt::format("--ops: unknown op '{}'", op));
+        o.scope.ops.push_back(std::string(name(*parse_op(op))));
+      }
+    }
+    if (!min_bytes.empty()) o.scope.min_bytes = parse_bytes(min_bytes);
+    if (!max_bytes.empty()) o.scope.max_bytes = parse_bytes(max_bytes);
+    if (o.scope.min_bytes > o.scope.max_bytes) throw UsageError("--min-bytes is larger than --max-bytes");
+    if (!metric.empty()) o.metric = parse_metric(metric, "--metric");
+    if (!statistic.empty()) o.statistic = parse_statistic(statistic, "--statistic");
+    if (!normalize.empty()) o.normalize = parse_normalize(normalize, "--normalize");
+    if (!claim_file.empty() && !expect.empty()) throw UsageError("--claim and --expect-speedup exclude each other");
+    if (!claim_file.empty()) {
+      Claim c = load_claim_file(claim_file);
+      if (!metric.empty()) c.metric = o.metric;
+      if (!statistic.empty()) c.statistic = o.statistic;
+      if (app.count("--tolerance") > 0) c.tolerance = parse_fraction(tolerance, "--tolerance");
+      o.claim = c;
+    } else if (!expect.empty()) {
+      Claim c;
+      c.statement = fmt::format("{} speedup", expect);
+      c.expected_speedup = parse_fraction(expect, "--expect-speedup");
+      c.tolerance = parse_fraction(tolerance, "--tolerance");
+      c.metric = o.metric;
+      c.statistic = o.statistic;
+      if (o.normalize) c.normalize = *o.normalize;
+      o.claim = c;
+    }
+    if (o.claim && o.claim->tolerance < 0) throw UsageError("--tolerance: must not be negative");
+    if (!gate.empty()) {
+      if (gate != "regression") throw UsageError(fmt::format("--gate: unknown gate '{}' (regression)", gate));
+      Gate g;
+      g.threshold = parse_fraction(threshold, "--threshold");
+      if (g.threshold < 0) throw UsageError("--threshold: must not be negative");
+      g.alpha = alpha;
+      o.gate = g;
+    } else if (app.count("--threshold") > 0) {
+      throw UsageError("--threshold needs --gate regression");
+    }
+    const Comparison c = compare_runs(o);
+    const std::string text = format == "json"       ? report::render_compare_json(c)
+                             : format == "markdown" ? report::render_compare_markdown(c)
+                                                    : report::render_compare_text(c);
+    if (out.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      write_file_atomically(out, text);
+      std::fprintf(stderr, "%s\n", report::compare_cells::verdict_line(c).c_str());
+    }
+    return c.exit_code;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ccbench compare: %s\n", e.what());
+  } catch (const ParseError& e) {
+    std::fprintf(stderr, "ccbench compare: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccbench compare: error: %s\n", e.what());
+  }
+  return exit_code::usage;
+}
+
+const bool registered = ccbench::cli::register_command(
+    {"compare", "compare two sets of results: claim verdict, regression gate, report", &compare_main});
+
+}  // namespace

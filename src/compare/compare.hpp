@@ -1,0 +1,131 @@
+// The comparison pipeline, load -> match -> statistics -> claim/gate -> verdict, and its result
+// model, which the renderers in src/report turn into text, markdown or JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compare/claim.hpp"
+#include "compare/match.hpp"
+#include "compare/metadata.hpp"
+
+namespace ccbench::compare {
+
+using Interval = std::pair<double, double>;
+
+namespace verdict_exit {
+inline constexpr int confirmed_or_pass = 0;
+inline constexpr int refuted_or_regression = 1;
+inline constexpr int usage = 2;
+inline constexpr int not_comparable = 3;
+inline constexpr int inconclusive = 4;
+}  // namespace verdict_exit
+
+struct CompareOptions {
+  std::vector<std::string> baseline;  // files or folders
+  std::vector<std::string> candidate;
+  std::optional<Claim> claim;  // from --claim or the --expect-speedup flags
+  std::optional<Gate> gate;
+  Metric metric = Metric::busbw;             // when there is no claim
+  Statistic statistic = Statistic::geomean;  // when there is no claim
+  std::optional<Normalize> normalize;        // overrides the claim's
+  Scope scope;                               // flags; narrowed further by the claim
+  std::set<std::string> allow_mismatch;
+  std::uint64_t seed = 20250709;
+  int resamples = 10000;
+  int min_trials = 5;   // trials per side for trial-level tests and for a claim verdict
+  double alpha = 0.05;  // per-size significance level
+};
+
+struct SideAtSize {
+  double median_us = 0;
+  std::optional<Interval> ci_us;  // 95% order-statistic CI of the median; absent for summaries or n < 6
+  std::size_t samples = 0;
+  std::size_t trials = 0;
+  bool summary = false;
+  double busbw_gbps = 0;  // from the median time
+  std::optional<Interval> busbw_ci;
+  std::size_t rows_ci_not_met = 0;
+  std::uint64_t wrong = 0;
+};
+
+struct RowResult {
+  RowKey key;
+  double ratio = 1;            // in the normalisation in use
+  std::optional<Interval> ci;  // 95%
+  double ratio_raw = 1;
+  std::optional<Interval> ci_raw;
+  double p_value = 1;
+  bool mw_exact = false;
+  bool significant = false;
+  std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
+  SideAtSize baseline;
+  SideAtSize candidate;
+  std::optional<double> p_holm;  // gate only
+  bool regression = false;       // gate only
+};
+
+struct StatisticValue {
+  double ratio = 1;  // raw, before normalisation
+  std::optional<Interval> ci95;
+  std::optional<Interval> ci90;
+  std::optional<RowKey> at;  // for max: the size that holds it
+};
+
+struct Summary {
+  Statistic statistic = Statistic::geomean;  // the one the verdict uses
+  StatisticValue geomean;
+  StatisticValue max;
+  std::size_t sizes = 0;
+  double normalization = 1.0;  // multiply raw ratios by this for the normalised ones
+  bool normalized = false;     // the verdict uses normalised ratios
+  std::uint64_t seed = 0;
+  int resamples = 0;
+  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
+};
+
+struct SideInfo {
+  std::vector<std::string> inputs;
+  std::size_t files = 0;
+  int trials = 0;
+  std::optional<double> link_gbps;
+};
+
+struct Comparison {
+  std::string verdict = "none";  // confirmed|refuted|inconclusive|pass|regression|not_comparable|none
+  int exit_code = 0;
+  std::string reason;
+  std::optional<Claim> claim;
+  std::optional<Gate> gate;
+  Metric metric = Metric::busbw;
+  Normalize normalize = Normalize::none;
+  Summary summary;
+  std::vector<RowResult> rows;
+  std::vector<Difference> differences;
+  std::vector<std::string> mismatches;
+  std::vector<std::string> warnings;
+  std::vector<RowKey> only_in_baseline;
+  std::vector<RowKey> only_in_candidate;
+  SideInfo baseline;
+  SideInfo candidate;
+  std::optional<int> trials_needed;  // inconclusive claim: trials per side estimated to decide it
+  std::vector<std::string> gate_failures;
+  bool geomean_regression = false;
+  int min_trials = 5;
+  double alpha = 0.05;
+};
+
+// Runs the whole pipeline. Throws UsageError/ParseError (exit 2) for bad input; every other outcome
+// is a Comparison with its verdict and exit code.
+Comparison compare_runs(const CompareOptions& options);
+
+// Same, on sides already loaded (tests and the benchmark use it).
+Comparison compare_sides(const Side& baseline, const Side& candidate, const CompareOptions& options);
+
+std::string format_key(const RowKey& key);  // "allreduce 64M" (+ " in-place", dtype when not float)
+
+}  // namespace ccbench::compare

@@ -1,0 +1,51 @@
+#include "compare/gate.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compare/statistics.hpp"
+
+namespace ccbench::compare {
+
+void apply_gate(Comparison& c, const Gate& gate) {
+  std::vector<double> p;
+  p.reserve(c.rows.size());
+  for (const auto& r : c.rows) p.push_back(r.p_value);
+  const auto adjusted = holm_adjust(p);
+  // A slowdown of s means time_cand = (1 + s) time_base, i.e. ratio = 1 / (1 + s).
+  const double fail_below = 1.0 / (1.0 + gate.threshold);
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    auto& r = c.rows[i];
+    r.p_holm = adjusted[i];
+    r.regression = adjusted[i] < gate.alpha && r.ratio < fail_below;
+    if (r.regression) {
+      c.gate_failures.push_back(fmt::format("{} is {:.1f}% slower (ratio {:.3f}, Holm-adjusted p {:.2g})",
+                                            format_key(r.key), (1.0 / r.ratio - 1.0) * 100.0, r.ratio, adjusted[i]));
+    }
+  }
+  const auto& g = c.summary.geomean;
+  const double geo = g.ratio * c.summary.normalization;
+  if (!c.rows.empty() && geo < fail_below) {
+    const bool significant = !g.ci95 || g.ci95->second * c.summary.normalization < 1.0;
+    if (significant) {
+      c.geomean_regression = true;
+      c.gate_failures.push_back(fmt::format(
+          "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{})", c.rows.size(), (1.0 / geo - 1.0) * 100.0, geo,
+          g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * c.summary.normalization,
+                               g.ci95->second * c.summary.normalization)
+                 : std::string(", no CI: fewer than 2 trials")));
+    }
+  }
+  if (c.gate_failures.empty()) {
+    c.verdict = "pass";
+    c.exit_code = verdict_exit::confirmed_or_pass;
+    c.reason = fmt::format("no size is significantly (Holm-Bonferroni, alpha {}) more than {:.1f}% slower", gate.alpha,
+                           gate.threshold * 100.0);
+  } else {
+    c.verdict = "regression";
+    c.exit_code = verdict_exit::refuted_or_regression;
+    c.reason = fmt::format("{} failure(s): {}", c.gate_failures.size(), fmt::join(c.gate_failures, "; "));
+  }
+}
+
+}  // namespace ccbench::compare

@@ -1,0 +1,84 @@
+#include "compare/match.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/stats.hpp"
+
+namespace ccbench::compare {
+
+bool Scope::contains(const std::string& op, std::uint64_t bytes) const {
+  if (bytes < min_bytes || bytes > max_bytes) return false;
+  return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+namespace {
+
+struct Accumulated {
+  std::map<int, std::vector<double>> trials;  // dense trial id -> samples
+  SideSize info;
+};
+
+std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, int& trial_count) {
+  std::map<RowKey, Accumulated> out;
+  std::map<std::pair<std::size_t, int>, int> dense;  // (file index, trial) -> dense id
+  for (std::size_t f = 0; f < side.files.size(); ++f) {
+    for (const auto& row : side.files[f].results) {
+      if (!scope.contains(row.op, row.bytes)) continue;
+      const auto [it, inserted] = dense.try_emplace({f, row.trial}, static_cast<int>(dense.size()));
+      RowKey key{row.op, row.dtype, row.redop, row.in_place, row.bytes, row.ranks};
+      auto& acc = out[key];
+      auto& samples = acc.trials[it->second];
+      if (row.samples_us.empty()) {
+        samples.push_back(row.time_us.median);
+        acc.info.summary = true;
+      } else {
+        samples.insert(samples.end(), row.samples_us.begin(), row.samples_us.end());
+      }
+      acc.info.summary = acc.info.summary || row.samples_kind == "summary";
+      acc.info.rows += 1;
+      acc.info.rows_ci_not_met += (row.samples_kind == "raw" && !row.ci_target_met) ? 1 : 0;
+      acc.info.wrong += row.wrong;
+      if (acc.info.backend.empty()) acc.info.backend = row.backend;
+    }
+  }
+  trial_count = static_cast<int>(dense.size());
+  return out;
+}
+
+SideSize finish(Accumulated&& acc) {
+  SideSize s = std::move(acc.info);
+  std::size_t total = 0;
+  for (const auto& [id, samples] : acc.trials) total += samples.size();
+  s.pooled.reserve(total);
+  for (auto& [id, samples] : acc.trials) {
+    s.pooled.insert(s.pooled.end(), samples.begin(), samples.end());
+    std::sort(samples.begin(), samples.end());
+    s.trial_ids.push_back(id);
+    s.trial_medians.push_back(stats::median_sorted(samples));
+  }
+  std::sort(s.pooled.begin(), s.pooled.end());
+  return s;
+}
+
+}  // namespace
+
+Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope) {
+  Matched m;
+  auto base = accumulate(baseline, scope, m.baseline_trials);
+  auto cand = accumulate(candidate, scope, m.candidate_trials);
+  for (auto& [key, acc] : base) {
+    auto it = cand.find(key);
+    if (it == cand.end()) {
+      m.only_in_baseline.push_back(key);
+      continue;
+    }
+    m.sizes.push_back({key, finish(std::move(acc)), finish(std::move(it->second))});
+  }
+  for (const auto& [key, acc] : cand) {
+    if (!base.contains(key)) m.only_in_candidate.push_back(key);
+  }
+  return m;
+}
+
+}  // namespace ccbench::compare

@@ -1,0 +1,62 @@
+// Stage 2 of compare: pool the trials of each side and pair rows by
+// (op, dtype, redop, in_place, bytes, ranks). Sizes on one side only are kept in lists.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compare/load.hpp"
+
+namespace ccbench::compare {
+
+struct RowKey {
+  std::string op;
+  std::string dtype;
+  std::string redop;
+  bool in_place = false;
+  std::uint64_t bytes = 0;
+  int ranks = 0;
+  auto operator<=>(const RowKey&) const = default;
+};
+
+// Which rows take part: ops (empty = all) and an inclusive byte range.
+struct Scope {
+  std::vector<std::string> ops;
+  std::uint64_t min_bytes = 0;
+  std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max();
+  bool contains(const std::string& op, std::uint64_t bytes) const;
+};
+
+// One side's data at one size. A trial is one pass over the plan (DESIGN.md); trials from different
+// files are different trials. trial_ids index the side's dense trial numbering (Matched::*_trials).
+struct SideSize {
+  std::vector<double> pooled;         // all samples of all trials, ascending
+  std::vector<int> trial_ids;         // ascending
+  std::vector<double> trial_medians;  // median of each trial's samples, same order as trial_ids
+  bool summary = false;               // samples are imported summaries, not measured iterations
+  std::size_t rows = 0;
+  std::size_t rows_ci_not_met = 0;
+  std::uint64_t wrong = 0;
+  std::string backend;
+};
+
+struct MatchedSize {
+  RowKey key;
+  SideSize base;
+  SideSize cand;
+};
+
+struct Matched {
+  std::vector<MatchedSize> sizes;  // sorted by key
+  std::vector<RowKey> only_in_baseline;
+  std::vector<RowKey> only_in_candidate;
+  int baseline_trials = 0;  // distinct (file, trial) pairs of rows in scope
+  int candidate_trials = 0;
+};
+
+Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope);
+
+}  // namespace ccbench::compare

@@ -1,0 +1,147 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "core/sizes.hpp"
+#include "report/compare_render.hpp"
+
+namespace ccbench::report::compare_cells {
+
+using compare::Comparison;
+using compare::Metric;
+
+namespace {
+
+std::string value(double v) {
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1000) return fmt::format("{:.0f}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 10) return fmt::format("{:.2f}", v);
+  if (a >= 1) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string side_cell(const compare::SideAtSize& s, Metric metric) {
+  const double v = metric == Metric::busbw ? s.busbw_gbps : s.median_us;
+  const auto& ci = metric == Metric::busbw ? s.busbw_ci : s.ci_us;
+  if (s.summary) return value(v) + " (summary)";
+  if (!ci) return value(v) + " ±?";
+  const double dev = std::max(v - ci->first, ci->second - v) / v * 100.0;
+  return fmt::format("{} ±{}%", value(v), dev < 10 ? fmt::format("{:.1f}", dev) : fmt::format("{:.0f}", dev));
+}
+
+std::string interval(const std::optional<compare::Interval>& ci) {
+  if (!ci) return "n/a";
+  return fmt::format("[{:.3f}, {:.3f}]", ci->first, ci->second);
+}
+
+std::string p_cell(double p) { return p < 0.001 ? "<0.001" : fmt::format("{:.3f}", p); }
+
+std::string ratio_cell(double r) { return fmt::format("{:.3f}x", r); }
+
+}  // namespace
+
+std::vector<std::string> header(const Comparison& c) {
+  const std::string unit = c.metric == Metric::busbw ? "busbw GB/s" : "time us";
+  std::vector<std::string> h = {
+      "op", "bytes",     fmt::format("baseline {}", unit), fmt::format("candidate {}", unit), "ratio", "95% CI",
+      "p",  "n (trials)"};
+  if (c.gate) {
+    h.push_back("p (Holm)");
+    h.push_back("gate");
+  }
+  return h;
+}
+
+std::vector<std::vector<std::string>> body(const Comparison& c) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : c.rows) {
+    std::string op = r.key.op;
+    if (r.key.in_place) op += " (in-place)";
+    if (r.key.dtype != "float") op += " " + r.key.dtype;
+    std::vector<std::string> row = {op,
+                                    format_bytes(r.key.bytes),
+                                    side_cell(r.baseline, c.metric),
+                                    side_cell(r.candidate, c.metric),
+                                    r.significant ? ratio_cell(r.ratio) : "~ " + ratio_cell(r.ratio),
+                                    interval(r.ci),
+                                    p_cell(r.p_value),
+                                    fmt::format("{}/{}", r.baseline.trials, r.candidate.trials)};
+    if (c.gate) {
+      row.push_back(r.p_holm ? p_cell(*r.p_holm) : "");
+      row.push_back(r.regression ? "FAIL" : "ok");
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> summary_lines(const Comparison& c) {
+  std::vector<std::string> out;
+  if (c.rows.empty()) return out;
+  const auto& s = c.summary;
+  const double f = s.normalized ? s.normalization : 1.0;
+  auto scaled = [](const std::optional<compare::Interval>& i, double k) -> std::optional<compare::Interval> {
+    if (!i) return std::nullopt;
+    return compare::Interval{i->first * k, i->second * k};
+  };
+  const std::string tag = s.normalized ? " (normalised by link bandwidth)" : "";
+  out.push_back(fmt::format("geomean over {} sizes: {} 95% CI {} 90% CI {}{}{}", s.sizes,
+                            ratio_cell(s.geomean.ratio * f), interval(scaled(s.geomean.ci95, f)),
+                            interval(scaled(s.geomean.ci90, f)), tag,
+                            s.statistic == compare::Statistic::geomean && c.claim ? "  <- claim statistic" : ""));
+  out.push_back(fmt::format("max ({}): {} 95% CI {} 90% CI {}{}{}", s.max.at ? compare::format_key(*s.max.at) : "",
+                            ratio_cell(s.max.ratio * f), interval(scaled(s.max.ci95, f)),
+                            interval(scaled(s.max.ci90, f)), tag,
+                            s.statistic == compare::Statistic::max && c.claim ? "  <- claim statistic" : ""));
+  const bool links_differ =
+      c.baseline.link_gbps && c.candidate.link_gbps && *c.baseline.link_gbps != *c.candidate.link_gbps;
+  if (links_differ) {
+    const double norm = *c.baseline.link_gbps / *c.candidate.link_gbps;
+    const auto& u = s.used();
+    out.push_back(fmt::format("{}: raw {} {} | normalised by link bandwidth ({} -> {} Gbps) {} {}",
+                              compare::name(s.statistic), ratio_cell(u.ratio), interval(u.ci95), *c.baseline.link_gbps,
+                              *c.candidate.link_gbps, ratio_cell(u.ratio * norm), interval(scaled(u.ci95, norm))));
+  }
+  out.push_back(fmt::format("bootstrap: {} resamples of whole trials, seed {}", s.resamples, s.seed));
+  return out;
+}
+
+std::string claim_line(const Comparison& c) {
+  if (!c.claim) return "";
+  const auto& k = *c.claim;
+  std::string s = k.statement.empty() ? std::string("claim") : fmt::format("claim: \"{}\"", k.statement);
+  s += fmt::format(
+      " (expected speedup {:+.1f}% ± {:.1f}% -> ratio band [{:.3f}, {:.3f}]; statistic {}; metric {}; "
+      "normalize {}",
+      k.expected_speedup * 100.0, k.tolerance * 100.0, k.lower(), k.upper(), compare::name(k.statistic),
+      compare::name(k.metric), compare::name(c.normalize));
+  if (k.expected_time_reduction) s += fmt::format("; from {:.0f}% lower time", *k.expected_time_reduction * 100.0);
+  s += ")";
+  if (!k.source.empty()) s += " source: " + k.source;
+  return s;
+}
+
+std::string verdict_line(const Comparison& c) {
+  std::string s = fmt::format("verdict: {} (exit {})", c.verdict, c.exit_code);
+  if (!c.reason.empty()) s += ": " + c.reason;
+  return s;
+}
+
+std::string side_line(const compare::SideInfo& s) {
+  return fmt::format("{} ({} file{}, {} trial{}{})", fmt::join(s.inputs, ", "), s.files, s.files == 1 ? "" : "s",
+                     s.trials, s.trials == 1 ? "" : "s",
+                     s.link_gbps ? fmt::format(", link {} Gbps", *s.link_gbps) : std::string());
+}
+
+std::string metric_line(const Comparison& c) {
+  return c.metric == Metric::busbw
+             ? "metric busbw (GB/s, median ± 95% CI); ratio = candidate/baseline busbw, >1 = candidate faster; "
+               "~ = not significant (Mann-Whitney p >= 0.05)"
+             : "metric time (us, median ± 95% CI); ratio = baseline/candidate time, >1 = candidate faster; "
+               "~ = not significant (Mann-Whitney p >= 0.05)";
+}
+
+}  // namespace ccbench::report::compare_cells

@@ -1,0 +1,139 @@
+#include <fmt/format.h>
+
+#include "report/compare_render.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+using nlohmann::json;
+
+json interval(const std::optional<compare::Interval>& ci, double k = 1.0) {
+  if (!ci) return nullptr;
+  return json::array({ci->first * k, ci->second * k});
+}
+
+json key_json(const compare::RowKey& k) {
+  return {{"op", k.op},       {"dtype", k.dtype}, {"redop", k.redop}, {"in_place", k.in_place},
+          {"bytes", k.bytes}, {"ranks", k.ranks}};
+}
+
+json side_json(const compare::SideAtSize& s) {
+  return {{"median_us", s.median_us},
+          {"ci95_us", interval(s.ci_us)},
+          {"busbw_gbps", s.busbw_gbps},
+          {"busbw_ci95_gbps", interval(s.busbw_ci)},
+          {"samples", s.samples},
+          {"trials", s.trials},
+          {"samples_kind", s.summary ? "summary" : "raw"},
+          {"ci_target_not_met_rows", s.rows_ci_not_met},
+          {"wrong", s.wrong}};
+}
+
+json statistic_json(const compare::StatisticValue& v, double k) {
+  json j = {{"ratio", v.ratio * k}, {"ci", interval(v.ci95, k)}, {"ci90", interval(v.ci90, k)}};
+  if (v.at) j["at"] = key_json(*v.at);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json compare_to_json(const compare::Comparison& c) {
+  json out;
+  out["verdict"] = c.verdict;
+  out["exit_code"] = c.exit_code;
+  out["reason"] = c.reason;
+  if (c.claim) {
+    const auto& k = *c.claim;
+    json claim = {{"statement", k.statement},
+                  {"source", k.source},
+                  {"file", k.file},
+                  {"metric", compare::name(k.metric)},
+                  {"expected_speedup", k.expected_speedup},
+                  {"expected_ratio", k.expected_ratio()},
+                  {"tolerance", k.tolerance},
+                  {"band", json::array({k.lower(), k.upper()})},
+                  {"statistic", compare::name(k.statistic)},
+                  {"ops", k.ops},
+                  {"min_bytes", k.min_bytes ? json(*k.min_bytes) : json(nullptr)},
+                  {"max_bytes", k.max_bytes ? json(*k.max_bytes) : json(nullptr)},
+                  {"normalize", compare::name(c.normalize)},
+                  {"baseline", k.baseline},
+                  {"candidate", k.candidate}};
+    if (k.expected_time_reduction) claim["expected_time_reduction"] = *k.expected_time_reduction;
+    out["claim"] = claim;
+  } else {
+    out["claim"] = nullptr;
+  }
+  if (c.gate) {
+    out["gate"] = {{"kind", "regression"},
+                   {"threshold", c.gate->threshold},
+                   {"alpha", c.gate->alpha},
+                   {"failures", c.gate_failures},
+                   {"geomean_regression", c.geomean_regression}};
+  }
+  const auto& s = c.summary;
+  const double f = s.normalized ? s.normalization : 1.0;
+  const auto& used = s.used();
+  json summary = {{"statistic", compare::name(s.statistic)},
+                  {"metric", compare::name(c.metric)},
+                  {"ratio", used.ratio * f},
+                  {"ci", interval(used.ci95, f)},
+                  {"ci90", interval(used.ci90, f)},
+                  {"sizes", s.sizes},
+                  {"seed", s.seed},
+                  {"resamples", s.resamples},
+                  {"normalize", compare::name(c.normalize)},
+                  {"geomean", statistic_json(s.geomean, f)},
+                  {"max", statistic_json(s.max, f)},
+                  {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
+                  {"min_trials", c.min_trials}};
+  const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
+  if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
+  if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {
+    const double norm = links_known ? *c.baseline.link_gbps / *c.candidate.link_gbps : 1.0;
+    summary["raw"] = {{"ratio", used.ratio}, {"ci", interval(used.ci95)}, {"ci90", interval(used.ci90)}};
+    summary["normalized"] = {{"ratio", used.ratio * norm},
+                             {"ci", interval(used.ci95, norm)},
+                             {"ci90", interval(used.ci90, norm)},
+                             {"factor", norm}};
+  }
+  if (c.trials_needed) summary["trials_needed"] = *c.trials_needed;
+  out["summary"] = summary;
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    json row = key_json(r.key);
+    row["ratio"] = r.ratio;
+    row["ci"] = interval(r.ci);
+    row["ratio_raw"] = r.ratio_raw;
+    row["ci_raw"] = interval(r.ci_raw);
+    row["p_value"] = r.p_value;
+    row["p_exact"] = r.mw_exact;
+    row["significant"] = r.significant;
+    row["unit"] = r.unit;
+    if (r.p_holm) {
+      row["p_holm"] = *r.p_holm;
+      row["regression"] = r.regression;
+    }
+    row["baseline"] = side_json(r.baseline);
+    row["candidate"] = side_json(r.candidate);
+    rows.push_back(std::move(row));
+  }
+  out["rows"] = rows;
+  json diffs = json::object();
+  for (const auto& d : c.differences) diffs[d.key] = json::array({d.baseline, d.candidate});
+  out["differences"] = diffs;
+  out["mismatches"] = c.mismatches;
+  out["warnings"] = c.warnings;
+  json only_b = json::array(), only_c = json::array();
+  for (const auto& k : c.only_in_baseline) only_b.push_back(key_json(k));
+  for (const auto& k : c.only_in_candidate) only_c.push_back(key_json(k));
+  out["only_in_baseline"] = only_b;
+  out["only_in_candidate"] = only_c;
+  out["inputs"] = {{"baseline", c.baseline.inputs}, {"candidate", c.candidate.inputs}};
+  return out;
+}
+
+std::string render_compare_json(const compare::Comparison& c) { return compare_to_json(c).dump(2) + "\n"; }
+
+}  // namespace ccbench::report

@@ -1,0 +1,73 @@
+#include <fmt/format.h>
+
+#include "report/compare_render.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\";
+    out += ch;
+  }
+  return out;
+}
+
+std::string md_row(const std::vector<std::string>& cells) {
+  std::string l = "|";
+  for (const auto& c : cells) l += " " + escape(c) + " |";
+  return l + "\n";
+}
+
+}  // namespace
+
+std::string render_compare_markdown(const compare::Comparison& c) {
+  using namespace compare_cells;
+  std::string out;
+  const char* mark = c.exit_code == 0 ? (c.verdict == "none" ? "" : "✅ ") : c.exit_code == 1 ? "❌ " : "⚠️ ";
+  out += fmt::format("### ccbench compare: {}**{}** (exit {})\n\n", mark, c.verdict, c.exit_code);
+  if (!c.reason.empty()) out += escape(c.reason) + "\n\n";
+  if (c.claim) out += "- " + escape(claim_line(c)) + "\n";
+  if (c.gate) {
+    out += fmt::format("- gate: regression, threshold {:.1f}% slower, Holm-Bonferroni alpha {}\n",
+                       c.gate->threshold * 100, c.gate->alpha);
+  }
+  out += "- baseline: `" + side_line(c.baseline) + "`\n";
+  out += "- candidate: `" + side_line(c.candidate) + "`\n";
+  out += "- " + metric_line(c) + "\n\n";
+  if (!c.rows.empty()) {
+    const auto h = header(c);
+    out += md_row(h);
+    std::string sep = "|";
+    for (std::size_t i = 0; i < h.size(); ++i) sep += i < 2 ? " --- |" : " ---: |";
+    out += sep + "\n";
+    for (const auto& r : body(c)) out += md_row(r);
+    out += "\n";
+    for (const auto& l : summary_lines(c)) out += "- " + escape(l) + "\n";
+  }
+  if (!c.only_in_baseline.empty() || !c.only_in_candidate.empty()) {
+    out += "\n";
+    auto list = [&](const char* what, const std::vector<compare::RowKey>& keys) {
+      if (keys.empty()) return;
+      out += fmt::format("- only in {} ({}):", what, keys.size());
+      for (const auto& k : keys) out += " `" + compare::format_key(k) + "`";
+      out += "\n";
+    };
+    list("baseline", c.only_in_baseline);
+    list("candidate", c.only_in_candidate);
+  }
+  if (!c.differences.empty()) {
+    out += "\n<details><summary>Differences</summary>\n\n| key | baseline | candidate |\n| --- | --- | --- |\n";
+    for (const auto& d : c.differences) out += md_row({d.key, d.baseline, d.candidate});
+    out += "\n</details>\n";
+  }
+  if (!c.warnings.empty()) {
+    out += "\n**Warnings**\n\n";
+    for (const auto& w : c.warnings) out += "- " + escape(w) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ccbench::report
