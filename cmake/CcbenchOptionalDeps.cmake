@@ -41,14 +41,26 @@ if(NOT CCBENCH_WITH_NCCL STREQUAL "OFF")
       # Hopper (H100/H200) and Blackwell (B200/B300).
       set(CMAKE_CUDA_ARCHITECTURES 90 100 CACHE STRING "CUDA architectures")
     endif()
+    # nvcc compiles the host side of .cu files with the same compiler as the C++ sources.
+    if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER AND NOT DEFINED ENV{CUDAHOSTCXX})
+      set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}" CACHE FILEPATH "nvcc host compiler")
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit)
-    find_path(NCCL_INCLUDE_DIR nccl.h
-      HINTS $ENV{NCCL_HOME} ${NCCL_HOME} ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}
-      PATH_SUFFIXES include)
+    # NCCL_HOME (cmake variable or environment) first, then the CUDA toolkit, then the system
+    # (Debian's libnccl-dev, the NVIDIA apt repository).
+    set(_nccl_hints ${NCCL_HOME} $ENV{NCCL_HOME} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_ROOT}
+                    ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_DIR})
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} PATH_SUFFIXES include)
     find_library(NCCL_LIBRARY NAMES nccl
-      HINTS $ENV{NCCL_HOME} ${NCCL_HOME} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
-      PATH_SUFFIXES lib lib64)
+      HINTS ${_nccl_hints} PATH_SUFFIXES lib lib64 lib/x86_64-linux-gnu lib/aarch64-linux-gnu)
+    if(NCCL_INCLUDE_DIR AND NOT NCCL_VERSION_STRING)
+      file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+      foreach(_part MAJOR MINOR PATCH)
+        string(REGEX REPLACE ".*#define NCCL_${_part} ([0-9]+).*" "\\1" _nccl_${_part} "${_nccl_version_lines}")
+      endforeach()
+      set(NCCL_VERSION_STRING "${_nccl_MAJOR}.${_nccl_MINOR}.${_nccl_PATCH}")
+    endif()
     if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_nccl_ok TRUE)
       add_library(ccbench::nccl UNKNOWN IMPORTED)
@@ -62,4 +74,9 @@ if(NOT CCBENCH_WITH_NCCL STREQUAL "OFF")
     set(CCBENCH_HAVE_NCCL ON)
   endif()
 endif()
-message(STATUS "ccbench: NCCL backend ${CCBENCH_HAVE_NCCL}")
+if(CCBENCH_HAVE_NCCL)
+  message(STATUS "ccbench: NCCL backend ON (NCCL ${NCCL_VERSION_STRING}: ${NCCL_LIBRARY}; "
+                 "CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "ccbench: NCCL backend OFF")
+endif()

@@ -5,13 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/bandwidth.hpp"
 #include "core/pattern.hpp"
@@ -47,9 +46,9 @@ class BackendError : public std::runtime_error {
 // Options that only some backends read (the NCCL path presets, CUDA graphs); unknown keys are
 // rejected by the backend that does not know them.
 struct BackendOptions {
-  std::string path;         // nccl: nvlink | efa | all
-  int graph_launches = 0;   // nccl: -G, capture this many ops in a CUDA graph per launch
-  int local_rank = 0;       // rank within the node (GPU selection)
+  std::string path;        // nccl: nvlink | efa | all
+  int graph_launches = 0;  // nccl: -G, capture this many ops in a CUDA graph per launch
+  int local_rank = 0;      // rank within the node (GPU selection)
   int local_size = 1;
 };
 
@@ -90,6 +89,10 @@ class Backend {
 
   // Library versions, devices and anything else a result file needs to be reproducible.
   virtual nlohmann::json metadata() const = 0;
+  // Called on every rank after the sweep, before the result file is finished (collective for the
+  // backends that gather from every node, e.g. EFA traffic counters); what rank 0 returns is
+  // merged into the result file beside metadata(). Default: nothing to add.
+  virtual nlohmann::json final_metadata() { return nlohmann::json::object(); }
 };
 
 // The backend table (backends/registry.cpp): names and factories, one line per backend.
@@ -97,7 +100,7 @@ struct BackendEntry {
   std::string_view name;
   std::string_view summary;
   std::unique_ptr<Backend> (*create)(const BackendOptions& options);  // null when not built in
-  std::string_view missing_reason;                                     // why it is not built in
+  std::string_view missing_reason;                                    // why it is not built in
 };
 
 const std::vector<BackendEntry>& backend_table();

@@ -1,0 +1,828 @@
+#include "backends/nccl/nccl_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "backends/nccl/efa_counters.hpp"
+#include "backends/nccl/nccl_kernels.hpp"
+#include "backends/nccl/nccl_log_parse.hpp"
+#include "backends/nccl/nccl_types.hpp"
+#include "core/error.hpp"
+
+namespace ccbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ncclCommInitRank over a slow or broken network must not wait forever (the watchdog is not armed
+// before the backend exists). Override with CCBENCH_NCCL_INIT_TIMEOUT (seconds, 0 = no limit).
+constexpr double kDefaultInitTimeoutS = 600.0;
+// How long the destructor lets ncclCommFinalize flush before falling back to ncclCommAbort.
+constexpr double kFinalizeTimeoutS = 30.0;
+
+std::string cuda_version_string(int v) {
+  if (v <= 0) return "";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string cuda_error(cudaError_t e) { return std::string(cudaGetErrorString(e)); }
+
+std::string hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string env_or(const char* name, const char* fallback = "") {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : fallback;
+}
+
+double init_timeout_s() {
+  const std::string text = env_or("CCBENCH_NCCL_INIT_TIMEOUT");
+  if (text.empty()) return kDefaultInitTimeoutS;
+  try {
+    return std::stod(text);
+  } catch (const std::exception&) {
+    throw UsageError("CCBENCH_NCCL_INIT_TIMEOUT: expected seconds, got '" + text + "'");
+  }
+}
+
+template <std::size_t N>
+void copy_text(char (&dst)[N], std::string_view src) {
+  const std::size_t n = std::min(N - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+// What each rank tells the others at setup, in one MPI_Allgather: whether its GPU is usable and
+// which GPU it is (for the duplicate check and the result file).
+struct RankRecord {
+  char host[128];
+  char bus_id[32];
+  char gpu[96];
+  char visible[64];  // CUDA_VISIBLE_DEVICES
+  char error[384];   // empty when the GPU is usable
+  std::uint64_t memory_bytes;
+  int device;
+  int cc_major;
+  int cc_minor;
+  int local_rank;
+};
+
+struct UniqueIdMessage {
+  ncclUniqueId id;
+  char error[384];
+};
+
+// Where a case's input lives and where its result lands, in elements of the backend's buffers,
+// following NCCL's in-place conventions (allgather: sendbuff = recvbuff + rank*count;
+// reduce_scatter: recvbuff = sendbuff + rank*recvcount; broadcast on the root: sendbuff = recvbuff).
+struct Placement {
+  bool input_in_recv;
+  std::uint64_t input_offset;
+  std::uint64_t input_elements;
+  std::uint64_t output_offset;  // within recv
+  std::uint64_t output_elements;
+  std::uint64_t recv_span;  // elements of recv the case touches (poisoned before the op)
+};
+
+Placement placement(const CaseSpec& c) {
+  const auto& l = c.layout;
+  const auto rank = static_cast<std::uint64_t>(c.rank);
+  Placement p{c.in_place,      0,
+              l.send_elements, 0,
+              l.recv_elements, c.in_place ? std::max(l.send_elements, l.recv_elements) : l.recv_elements};
+  if (c.in_place && c.op == Op::allgather) p.input_offset = rank * l.count;
+  if (c.in_place && c.op == Op::reduce_scatter) p.output_offset = rank * l.count;
+  if (c.op == Op::broadcast && c.rank != c.root) p.input_elements = 0;  // only the root's input is read
+  return p;
+}
+
+std::string describe(const CaseSpec& c) {
+  std::string text =
+      std::string(name(c.op)) + " of " + std::to_string(c.layout.bytes) + " bytes (" + std::string(name(c.dtype));
+  if (info(c.op).is_reduction) text += ", " + std::string(name(c.redop));
+  if (c.op == Op::broadcast) text += ", root " + std::to_string(c.root);
+  return text + (c.in_place ? ", in-place)" : ", out-of-place)");
+}
+
+using AlltoAllFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+
+// ncclAlltoAll appeared in NCCL 2.28; resolved at run time so a binary built against 2.28 headers
+// still starts with an older libnccl.so.2 (grouped send/recv then).
+AlltoAllFn find_alltoall(int runtime_version) {
+  if (runtime_version < NCCL_VERSION(2, 28, 0)) return nullptr;
+  return reinterpret_cast<AlltoAllFn>(::dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// NCCL_DEBUG_FILE's %h and %p.
+std::string expand_debug_file(std::string pattern) {
+  for (std::size_t at = pattern.find('%'); at != std::string::npos && at + 1 < pattern.size();
+       at = pattern.find('%', at)) {
+    std::string value;
+    if (pattern[at + 1] == 'h')
+      value = hostname();
+    else if (pattern[at + 1] == 'p')
+      value = std::to_string(::getpid());
+    else
+      value = pattern.substr(at, 2);
+    pattern.replace(at, 2, value);
+    at += value.size();
+  }
+  return pattern;
+}
+
+class NcclBackend final : public Backend {
+ public:
+  explicit NcclBackend(const BackendOptions& options);
+  ~NcclBackend() override;
+  NcclBackend(const NcclBackend&) = delete;
+  NcclBackend& operator=(const NcclBackend&) = delete;
+
+  std::string_view name() const override { return "nccl"; }
+  std::string_view clock() const override { return "cudaEvent"; }
+  std::optional<std::string> unsupported(const CaseSpec& c) const override;
+  std::uint64_t memory_budget_bytes(int ranks_on_node) const override;
+  void allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void fill(const CaseSpec& c, const pattern::Params& p) override;
+  void launch(const CaseSpec& c) override;
+  void synchronize() override { wait_stream(nullptr); }
+  double time_batch_us(const CaseSpec& c, int batch) override;
+  std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) override;
+  void corrupt_output_for_test(const CaseSpec& c) override;
+  void abort() noexcept override;
+  nlohmann::json metadata() const override;
+  nlohmann::json final_metadata() override;
+
+ private:
+  void setup_environment();
+  void init_communicator(const ncclUniqueId& id);
+  void release() noexcept;
+  // Runs an NCCL call on the communicator, then waits while it reports ncclInProgress
+  // (nonblocking communicator); throws with the case's description on an error.
+  template <typename F>
+  void nccl_call(const CaseSpec* c, const char* what, F&& f);
+  [[noreturn]] void nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result) const;
+  void check_cuda(cudaError_t e, const CaseSpec* c, const char* what) const;
+  // Polls until the stream (or event) completes, checking NCCL's async error between polls.
+  void wait_stream(const CaseSpec* c);
+  void wait_event(cudaEvent_t event, const CaseSpec* c);
+  void check_async(const CaseSpec* c);
+  [[noreturn]] static void park();
+  void enqueue(const CaseSpec& c);
+  void prepare_graph(const CaseSpec& c);
+  void* input_ptr(const CaseSpec& c, const Placement& p) const;
+  char* recv_at(const CaseSpec& c, std::uint64_t element) const {
+    return static_cast<char*>(recv_) + element * info(c.dtype).size_bytes;
+  }
+
+  BackendOptions options_;
+  std::string path_;  // nvlink | efa | all
+  int rank_ = 0;
+  int nranks_ = 1;
+  int nodes_ = 1;
+  int device_ = 0;
+  int cc_major_ = 0;
+  int cc_minor_ = 0;
+  int nccl_runtime_version_ = 0;
+  AlltoAllFn alltoall_ = nullptr;
+
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  unsigned long long* d_wrong_ = nullptr;
+  unsigned long long* h_wrong_ = nullptr;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  std::uint64_t send_capacity_ = 0;
+  std::uint64_t recv_capacity_ = 0;
+
+  // The communicator is shared with the watchdog thread's abort(): every NCCL call of the measuring
+  // thread holds comm_mutex_, and abort() takes it when it can (it aborts anyway after a while, which
+  // is what unblocks a stuck call) and leaves comm_ null, which parks the measuring thread.
+  std::atomic<ncclComm_t> comm_{nullptr};
+  mutable std::timed_mutex comm_mutex_;
+  std::atomic<bool> aborted_{false};
+
+  // CUDA graph of graph_launches ops for the current case (-G).
+  struct GraphKey {
+    Op op;
+    DType dtype;
+    RedOp redop;
+    bool in_place;
+    int root;
+    std::uint64_t count;
+    bool operator==(const GraphKey&) const = default;
+  };
+  std::optional<GraphKey> graph_key_;
+  cudaGraphExec_t graph_exec_ = nullptr;
+
+  // What was learnt at setup for metadata().
+  nlohmann::json gpus_ = nlohmann::json::array();
+  std::map<std::string, std::string> env_set_;  // variables this backend set
+  std::string nccl_log_path_;                   // NCCL_DEBUG_FILE we read (ours or the user's)
+  bool own_log_ = false;                        // we set NCCL_DEBUG and NCCL_DEBUG_FILE (rank 0)
+  nccl::NcclLogInfo log_;
+  std::vector<std::string> net_plugin_libraries_;
+  nccl::EfaCounters efa_start_;
+  bool efa_reader_ = false;  // first rank of its node: reads the node's counters
+};
+
+NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
+  path_ = options.path.empty() ? "all" : options.path;
+  if (path_ != "all" && path_ != "nvlink" && path_ != "efa") {
+    throw UsageError("--path: expected nvlink, efa or all, got '" + options.path + "'");
+  }
+  if (options.graph_launches < 0 || options.graph_launches > 4096) {
+    throw UsageError("-G/--cudagraph: expected 0..4096 ops per graph, got " + std::to_string(options.graph_launches));
+  }
+  if (path_ == "nvlink" && env_or("NCCL_P2P_DISABLE") == "1") {
+    throw UsageError("--path nvlink: NCCL_P2P_DISABLE=1 in the environment forbids NVLink peer-to-peer");
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks_);
+
+  // Everything before the first NCCL call: NCCL reads its environment once.
+  setup_environment();
+
+  RankRecord mine{};
+  copy_text(mine.host, hostname());
+  copy_text(mine.visible, env_or("CUDA_VISIBLE_DEVICES", "(unset)"));
+  mine.local_rank = options.local_rank;
+  mine.device = -1;
+  try {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      throw UsageError("no CUDA device visible (cudaGetDeviceCount: " +
+                       (e != cudaSuccess ? cuda_error(e) : std::string("0 devices")) + ")");
+    }
+    device_ = options.local_rank % count;
+    mine.device = device_;
+    check_cuda(cudaSetDevice(device_), nullptr, "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, device_), nullptr, "cudaGetDeviceProperties");
+    cc_major_ = prop.major;
+    cc_minor_ = prop.minor;
+    mine.cc_major = prop.major;
+    mine.cc_minor = prop.minor;
+    mine.memory_bytes = prop.totalGlobalMem;
+    copy_text(mine.gpu, prop.name);
+    char bus[32] = {};
+    check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), nullptr, "cudaDeviceGetPCIBusId");
+    copy_text(mine.bus_id, bus);
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), nullptr, "cudaStreamCreate");
+    check_cuda(cudaEventCreate(&start_), nullptr, "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop_), nullptr, "cudaEventCreate");
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&d_wrong_), sizeof *d_wrong_), nullptr, "cudaMalloc");
+    check_cuda(cudaMallocHost(reinterpret_cast<void**>(&h_wrong_), sizeof *h_wrong_), nullptr, "cudaMallocHost");
+  } catch (const std::exception& e) {
+    copy_text(mine.error, e.what());
+  }
+
+  // Every rank learns every rank's state, so all of them fail together (nobody is left waiting in a
+  // collective) and the duplicate-GPU check sees the whole job.
+  std::vector<RankRecord> all(static_cast<std::size_t>(nranks_));
+  if (MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    release();
+    throw BackendError("--backend nccl: MPI_Allgather of the GPU table failed");
+  }
+  try {
+    std::map<std::string, int> ranks_on_host;
+    std::map<std::string, int> owner;  // host + bus id -> rank
+    for (int r = 0; r < nranks_; ++r) {
+      const RankRecord& rec = all[static_cast<std::size_t>(r)];
+      if (rec.error[0] != '\0') {
+        const RankRecord& shown = mine.error[0] != '\0' ? mine : rec;
+        const int who = mine.error[0] != '\0' ? rank_ : r;
+        std::string where = nranks_ > 1 ? " (rank " + std::to_string(who) + " on " + shown.host + ")" : "";
+        throw UsageError("--backend nccl: " + std::string(shown.error) + where);
+      }
+      ++ranks_on_host[rec.host];
+      const std::string key = std::string(rec.host) + " " + rec.bus_id;
+      if (const auto it = owner.find(key); it != owner.end()) {
+        throw UsageError("--backend nccl: ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " on " +
+                         rec.host + " both use GPU " + rec.bus_id +
+                         "; NCCL needs one GPU per rank (launch at most as many ranks per node as GPUs, "
+                         "CUDA_VISIBLE_DEVICES=" +
+                         rec.visible + ")");
+      }
+      owner[key] = r;
+      gpus_.push_back({{"rank", r},
+                       {"host", rec.host},
+                       {"device", rec.device},
+                       {"name", rec.gpu},
+                       {"memory_bytes", rec.memory_bytes},
+                       {"pci_bus_id", rec.bus_id},
+                       {"compute_capability", std::to_string(rec.cc_major) + "." + std::to_string(rec.cc_minor)},
+                       {"cuda_visible_devices", rec.visible}});
+    }
+    nodes_ = static_cast<int>(ranks_on_host.size());
+    if (path_ == "nvlink" && nodes_ > 1) {
+      throw UsageError("--path nvlink measures inside one node, but the ranks span " + std::to_string(nodes_) +
+                       " nodes (use --path efa or --path all)");
+    }
+    // The first rank of each host reads that host's EFA counters.
+    efa_reader_ = true;
+    for (int r = 0; r < rank_; ++r) {
+      if (std::strcmp(all[static_cast<std::size_t>(r)].host, mine.host) == 0) efa_reader_ = false;
+    }
+
+    ncclGetVersion(&nccl_runtime_version_);
+    alltoall_ = find_alltoall(nccl_runtime_version_);
+
+    UniqueIdMessage message{};
+    if (rank_ == 0) {
+      const ncclResult_t r = ncclGetUniqueId(&message.id);
+      if (r != ncclSuccess) {
+        copy_text(message.error,
+                  std::string("ncclGetUniqueId: ") + ncclGetErrorString(r) + " " + ncclGetLastError(nullptr));
+      }
+    }
+    if (MPI_Bcast(&message, sizeof message, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+      throw BackendError("--backend nccl: MPI_Bcast of the NCCL unique id failed");
+    }
+    if (message.error[0] != '\0') throw BackendError("--backend nccl: " + std::string(message.error));
+
+    init_communicator(message.id);
+  } catch (...) {
+    release();
+    throw;
+  }
+
+  // What NCCL said about itself during init (rank 0 writes the result file).
+  if (!nccl_log_path_.empty()) log_ = nccl::parse_nccl_log(read_file(nccl_log_path_));
+  net_plugin_libraries_ = nccl::mapped_libraries(read_file("/proc/self/maps"), "libnccl-net");
+  if (efa_reader_) efa_start_ = nccl::read_efa_counters();
+}
+
+NcclBackend::~NcclBackend() {
+  ncclComm_t comm = comm_.exchange(nullptr);
+  if (comm != nullptr) {
+    // Flush, then free; a communicator that cannot finalize in time (a peer gone) is aborted.
+    ncclResult_t r = ncclCommFinalize(comm);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(kFinalizeTimeoutS);
+    while (r == ncclInProgress && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
+    }
+    if (r == ncclSuccess) {
+      r = ncclCommDestroy(comm);
+    } else {
+      ncclCommAbort(comm);
+    }
+  }
+  release();
+  if (own_log_ && !nccl_log_path_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(nccl_log_path_, ec);
+  }
+}
+
+void NcclBackend::release() noexcept {
+  if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
+  graph_exec_ = nullptr;
+  if (send_ != nullptr) cudaFree(send_);
+  if (recv_ != nullptr) cudaFree(recv_);
+  if (d_wrong_ != nullptr) cudaFree(d_wrong_);
+  if (h_wrong_ != nullptr) cudaFreeHost(h_wrong_);
+  if (start_ != nullptr) cudaEventDestroy(start_);
+  if (stop_ != nullptr) cudaEventDestroy(stop_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  send_ = recv_ = nullptr;
+  d_wrong_ = h_wrong_ = nullptr;
+  start_ = stop_ = nullptr;
+  stream_ = nullptr;
+  send_capacity_ = recv_capacity_ = 0;
+}
+
+void NcclBackend::setup_environment() {
+  // --path efa: no NVLink/PCIe peer-to-peer and no shared memory, so every byte takes the network.
+  if (path_ == "efa") {
+    for (const char* var : {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"}) {
+      ::setenv(var, "1", 1);
+      env_set_[var] = "1";
+    }
+  }
+  // NCCL's INFO output names the net plugin and provider it chose. Rank 0 (which writes the result
+  // file) captures it in a file of its own unless the user already asked for NCCL's output.
+  if (rank_ != 0) return;
+  const std::string user_level = env_or("NCCL_DEBUG");
+  const std::string user_file = env_or("NCCL_DEBUG_FILE");
+  if (user_level.empty() && user_file.empty()) {
+    std::string dir = env_or("TMPDIR", "/tmp");
+    nccl_log_path_ = dir + "/ccbench-nccl-" + std::to_string(::getpid()) + ".log";
+    ::setenv("NCCL_DEBUG", "INFO", 1);
+    ::setenv("NCCL_DEBUG_FILE", nccl_log_path_.c_str(), 1);
+    env_set_["NCCL_DEBUG"] = "INFO";
+    env_set_["NCCL_DEBUG_FILE"] = nccl_log_path_;
+    own_log_ = true;
+  } else if (!user_file.empty() && (user_level == "INFO" || user_level == "TRACE")) {
+    nccl_log_path_ = expand_debug_file(user_file);
+  }
+}
+
+void NcclBackend::init_communicator(const ncclUniqueId& id) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  // Nonblocking: no NCCL call blocks the measuring thread, so the watchdog's ncclCommAbort can
+  // always break a hang (docs/nccl-backend.md).
+  config.blocking = 0;
+  config.commName = "ccbench";
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config);
+  const double timeout_s = init_timeout_s();
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  while (r == ncclInProgress && comm != nullptr) {
+    if (timeout_s > 0 && Clock::now() > deadline) {
+      ncclCommAbort(comm);
+      throw BackendError("--backend nccl: ncclCommInitRank did not finish within " + std::to_string(timeout_s) +
+                         " s (a rank is missing or the network is unreachable; CCBENCH_NCCL_INIT_TIMEOUT changes "
+                         "the limit)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
+  }
+  if (r != ncclSuccess) {
+    std::string text = std::string(ncclGetErrorString(r)) + " " + ncclGetLastError(comm);
+    if (comm != nullptr) ncclCommAbort(comm);
+    if (!nccl_log_path_.empty()) text += " (NCCL log: " + nccl_log_path_ + ")";
+    throw BackendError("--backend nccl: ncclCommInitRank failed: " + text);
+  }
+  comm_.store(comm);
+}
+
+void NcclBackend::check_cuda(cudaError_t e, const CaseSpec* c, const char* what) const {
+  if (e == cudaSuccess) return;
+  throw BackendError((c != nullptr ? describe(*c) + ": " : std::string()) + what + ": " + cuda_error(e));
+}
+
+void NcclBackend::nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result) const {
+  std::string text = (c != nullptr ? describe(*c) + ": " : std::string()) + what + ": " + ncclGetErrorString(result);
+  const ncclComm_t comm = comm_.load();
+  const char* last = comm != nullptr ? ncclGetLastError(comm) : nullptr;
+  if (last != nullptr && last[0] != '\0') text += std::string(" (") + last + ")";
+  if (!nccl_log_path_.empty()) text += " (NCCL log: " + nccl_log_path_ + ")";
+  if (nccl::is_peer_failure(result)) throw PeerFailure(text);
+  throw BackendError(text);
+}
+
+void NcclBackend::park() {
+  // The watchdog aborted the communicator and is ending the process: never touch it again.
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+template <typename F>
+void NcclBackend::nccl_call(const CaseSpec* c, const char* what, F&& f) {
+  std::lock_guard lock(comm_mutex_);
+  ncclComm_t comm = comm_.load();
+  if (comm == nullptr || aborted_.load()) park();
+  ncclResult_t r = f(comm);
+  while (r == ncclInProgress) {
+    std::this_thread::yield();
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
+  }
+  if (r != ncclSuccess) nccl_fail(c, what, r);
+}
+
+void NcclBackend::check_async(const CaseSpec* c) {
+  std::unique_lock lock(comm_mutex_);
+  ncclComm_t comm = comm_.load();
+  if (comm == nullptr || aborted_.load()) {
+    lock.unlock();
+    park();
+  }
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+  if (r != ncclSuccess) nccl_fail(c, "ncclCommGetAsyncError", r);
+  if (state != ncclSuccess && state != ncclInProgress) nccl_fail(c, "NCCL reported an asynchronous error", state);
+}
+
+void NcclBackend::wait_event(cudaEvent_t event, const CaseSpec* c) {
+  // Polling instead of cudaEventSynchronize: NCCL's async errors (a dead peer, a network error)
+  // surface here instead of a wait that never returns.
+  for (unsigned spin = 0;; ++spin) {
+    const cudaError_t e = event != nullptr ? cudaEventQuery(event) : cudaStreamQuery(stream_);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) check_cuda(e, c, event != nullptr ? "cudaEventQuery" : "cudaStreamQuery");
+    check_async(c);
+    if (spin < 2000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+void NcclBackend::wait_stream(const CaseSpec* c) { wait_event(nullptr, c); }
+
+void NcclBackend::abort() noexcept {
+  aborted_.store(true);
+  // Take the lock if the measuring thread lets go of it soon; abort regardless after that, since
+  // ncclCommAbort is what unblocks a call stuck inside NCCL.
+  const bool locked = comm_mutex_.try_lock_for(std::chrono::seconds(2));
+  ncclComm_t comm = comm_.exchange(nullptr);
+  if (comm != nullptr) ncclCommAbort(comm);
+  if (locked) comm_mutex_.unlock();
+}
+
+std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
+  if (!info(c.op).is_collective) return "the nccl backend runs collectives only";
+  if (c.op == Op::alltoall && c.in_place) return "NCCL has no in-place alltoall (send and receive buffers must differ)";
+  if (!nccl::data_type(c.dtype)) {
+    return "this ccbench was built against NCCL " + nccl::version_string(NCCL_VERSION_CODE) + ", which has no " +
+           std::string(ccbench::name(c.dtype)) + " (fp8 needs NCCL 2.24+)";
+  }
+  if (nccl_runtime_version_ < nccl::min_version_for(c.dtype)) {
+    return "the loaded NCCL " + nccl::version_string(nccl_runtime_version_) + " has no " +
+           std::string(ccbench::name(c.dtype)) + " (needs " + nccl::version_string(nccl::min_version_for(c.dtype)) +
+           ")";
+  }
+  if ((c.dtype == DType::fp8_e4m3 || c.dtype == DType::fp8_e5m2) && cc_major_ < 9) {
+    return "NCCL's fp8 types need compute capability 9.0 or newer (this GPU is " + std::to_string(cc_major_) + "." +
+           std::to_string(cc_minor_) + ")";
+  }
+  if (info(c.op).is_reduction && !nccl::red_op(c.redop)) {
+    return "NCCL has no " + std::string(ccbench::name(c.redop)) + " reduction";
+  }
+  return std::nullopt;
+}
+
+std::uint64_t NcclBackend::memory_budget_bytes(int) const {
+  // One GPU per rank: the budget is this GPU's free memory, less a margin for what NCCL allocates
+  // lazily at the first op of each kind (channel buffers, NVLS, CUDA graphs).
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0;
+  const std::uint64_t margin = std::max<std::uint64_t>(total_bytes / 32, 512ull << 20);
+  return free_bytes > margin ? free_bytes - margin : 1;
+}
+
+void NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  auto reserve = [&](void*& buffer, std::uint64_t& capacity, std::uint64_t bytes, const char* what) {
+    if (bytes <= capacity) return;
+    if (buffer != nullptr) cudaFree(buffer);
+    buffer = nullptr;
+    capacity = 0;
+    const cudaError_t e = cudaMalloc(&buffer, bytes);
+    if (e != cudaSuccess) {
+      buffer = nullptr;
+      throw BackendError(std::string("cudaMalloc of the ") + what + " buffer (" + std::to_string(bytes) +
+                         " bytes): " + cuda_error(e));
+    }
+    capacity = bytes;
+  };
+  reserve(send_, send_capacity_, send_bytes, "send");
+  reserve(recv_, recv_capacity_, std::max<std::uint64_t>(recv_bytes, 1), "receive");
+}
+
+void* NcclBackend::input_ptr(const CaseSpec& c, const Placement& p) const {
+  if (p.input_in_recv) return recv_at(c, p.input_offset);
+  return send_;
+}
+
+void NcclBackend::fill(const CaseSpec& c, const pattern::Params& p) {
+  const Placement place = placement(c);
+  check_cuda(nccl::fill_poison(c.dtype, recv_, place.recv_span, stream_), &c, "poison kernel");
+  check_cuda(nccl::fill_input(c.dtype, input_ptr(c, place), place.input_elements, c.op, p, c.rank, 0, stream_), &c,
+             "fill kernel");
+  wait_stream(&c);
+}
+
+void NcclBackend::enqueue(const CaseSpec& c) {
+  const ncclDataType_t type = *nccl::data_type(c.dtype);
+  const ncclRedOp_t op = info(c.op).is_reduction ? *nccl::red_op(c.redop) : ncclSum;
+  const Placement place = placement(c);
+  const std::size_t count = c.layout.count;
+  // NCCL's in-place forms: the send pointer inside the receive buffer.
+  const void* send = c.in_place ? recv_at(c, place.input_offset) : send_;
+  void* recv = recv_;
+  switch (c.op) {
+    case Op::allreduce:
+      nccl_call(&c, "ncclAllReduce",
+                [&](ncclComm_t comm) { return ncclAllReduce(send, recv, count, type, op, comm, stream_); });
+      break;
+    case Op::allgather:
+      nccl_call(&c, "ncclAllGather",
+                [&](ncclComm_t comm) { return ncclAllGather(send, recv, count, type, comm, stream_); });
+      break;
+    case Op::reduce_scatter:
+      if (c.in_place) recv = recv_at(c, place.output_offset);
+      nccl_call(&c, "ncclReduceScatter",
+                [&](ncclComm_t comm) { return ncclReduceScatter(send, recv, count, type, op, comm, stream_); });
+      break;
+    case Op::broadcast:
+      nccl_call(&c, "ncclBroadcast",
+                [&](ncclComm_t comm) { return ncclBroadcast(send, recv, count, type, c.root, comm, stream_); });
+      break;
+    case Op::alltoall:
+      if (alltoall_ != nullptr) {
+        nccl_call(&c, "ncclAlltoAll",
+                  [&](ncclComm_t comm) { return alltoall_(send, recv, count, type, comm, stream_); });
+        break;
+      }
+      nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
+        const std::size_t block = count * info(c.dtype).size_bytes;
+        ncclResult_t first_error = ncclGroupStart();
+        for (int peer = 0; peer < nranks_ && first_error == ncclSuccess; ++peer) {
+          const auto offset = static_cast<std::size_t>(peer) * block;
+          first_error = ncclSend(static_cast<const char*>(send) + offset, count, type, peer, comm, stream_);
+          if (first_error == ncclSuccess) {
+            first_error = ncclRecv(static_cast<char*>(recv) + offset, count, type, peer, comm, stream_);
+          }
+        }
+        const ncclResult_t end = ncclGroupEnd();
+        return first_error != ncclSuccess ? first_error : end;
+      });
+      break;
+    default:
+      throw BackendError("the nccl backend cannot run " + std::string(ccbench::name(c.op)));
+  }
+}
+
+void NcclBackend::launch(const CaseSpec& c) { enqueue(c); }
+
+void NcclBackend::prepare_graph(const CaseSpec& c) {
+  const GraphKey key{c.op, c.dtype, c.redop, c.in_place, c.root, c.layout.count};
+  if (graph_exec_ != nullptr && graph_key_ == key) return;
+  if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
+  graph_exec_ = nullptr;
+  graph_key_.reset();
+  check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), &c, "cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    for (int i = 0; i < options_.graph_launches; ++i) enqueue(c);
+  } catch (...) {
+    cudaStreamEndCapture(stream_, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  }
+  check_cuda(cudaStreamEndCapture(stream_, &graph), &c, "cudaStreamEndCapture");
+  const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) graph_exec_ = nullptr;
+  check_cuda(e, &c, "cudaGraphInstantiate");
+  graph_key_ = key;
+}
+
+double NcclBackend::time_batch_us(const CaseSpec& c, int batch) {
+  // With -G N each of the engine's `batch` ops is a graph of N ops: the time of batch*N ops is
+  // scaled to `batch` ops, so the engine's per-op time stays right.
+  if (options_.graph_launches > 0) prepare_graph(c);
+  check_cuda(cudaEventRecord(start_, stream_), &c, "cudaEventRecord");
+  for (int i = 0; i < batch; ++i) {
+    if (graph_exec_ != nullptr && options_.graph_launches > 0) {
+      check_cuda(cudaGraphLaunch(graph_exec_, stream_), &c, "cudaGraphLaunch");
+    } else {
+      enqueue(c);
+    }
+  }
+  check_cuda(cudaEventRecord(stop_, stream_), &c, "cudaEventRecord");
+  wait_event(stop_, &c);
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, start_, stop_), &c, "cudaEventElapsedTime");
+  const double us = static_cast<double>(ms) * 1000.0;
+  return options_.graph_launches > 0 ? us / options_.graph_launches : us;
+}
+
+std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
+  const Placement place = placement(c);
+  const DTypeInfo& dtype = info(c.dtype);
+  // avg of floating types: NCCL multiplies each input by 1/nranks rounded to the type, so the exact
+  // integer result may come out one ulp off (docs/nccl-backend.md). Everything else is exact.
+  const bool one_ulp = dtype.is_floating && info(c.op).is_reduction && c.redop == RedOp::avg;
+  check_cuda(cudaMemsetAsync(d_wrong_, 0, sizeof *d_wrong_, stream_), &c, "cudaMemsetAsync");
+  check_cuda(nccl::count_wrong(c.dtype, recv_at(c, place.output_offset), place.output_elements, c.op, p, c.rank,
+                               c.layout.count, 0, one_ulp, d_wrong_, stream_),
+             &c, "verify kernel");
+  check_cuda(cudaMemcpyAsync(h_wrong_, d_wrong_, sizeof *d_wrong_, cudaMemcpyDeviceToHost, stream_), &c,
+             "cudaMemcpyAsync");
+  wait_stream(&c);
+  return *h_wrong_;
+}
+
+void NcclBackend::corrupt_output_for_test(const CaseSpec& c) {
+  if (c.layout.recv_elements == 0) return;
+  check_cuda(nccl::fill_poison(c.dtype, recv_at(c, placement(c).output_offset), 1, stream_), &c, "poison kernel");
+  wait_stream(&c);
+}
+
+nlohmann::json NcclBackend::metadata() const {
+  nlohmann::json meta = nccl_library_versions();
+  meta["nccl_path"] = path_;
+  meta["nccl_env_set"] = env_set_;
+  meta["cuda_graph_launches"] = options_.graph_launches;
+  meta["alltoall"] = alltoall_ != nullptr ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  meta["gpus"] = gpus_;
+  const nlohmann::json log = nccl::to_json(log_);
+  if (!log.empty()) meta["nccl_log"] = log;
+  if (!log_.ofi_nccl_version.empty()) meta["ofi_nccl"] = log_.ofi_nccl_version;
+  // The net plugin NCCL used: its own name from the log, else the library mapped in the process.
+  std::string plugin = log_.net_plugin;
+  if (!log_.network.empty()) plugin = plugin.empty() ? log_.network : plugin + " (network " + log_.network + ")";
+  if (plugin.empty() && !net_plugin_libraries_.empty()) plugin = net_plugin_libraries_.front();
+  meta["net_plugin"] = plugin.empty() ? nlohmann::json(nullptr) : nlohmann::json(plugin);
+  if (!net_plugin_libraries_.empty()) meta["net_plugin_libraries"] = net_plugin_libraries_;
+
+  // The largest nominal size (-e) whose out-of-place buffers fit this GPU's budget, per op.
+  const std::uint64_t budget = memory_budget_bytes(1);
+  const auto n = static_cast<std::uint64_t>(nranks_);
+  meta["gpu_buffer_budget_bytes"] = budget;
+  meta["largest_bytes"] = {{"allreduce", budget / 2},
+                           {"broadcast", budget / 2},
+                           {"alltoall", budget / 2},
+                           {"allgather", budget / (n + 1) * n},
+                           {"reduce_scatter", budget / (n + 1) * n}};
+
+  nlohmann::json fabric = {{"path", nccl::fabric_path(log_, path_, nodes_)}};
+  const std::string provider = nccl::fabric_provider(log_);
+  fabric["provider"] = provider.empty() ? nlohmann::json(nullptr) : nlohmann::json(provider);
+  if (fabric["path"] == "") fabric["path"] = nullptr;
+  meta["fabric"] = fabric;
+  return meta;
+}
+
+nlohmann::json NcclBackend::final_metadata() {
+  // EFA traffic of the run, per node: the first rank of each host reads its counters, rank 0
+  // gathers them. Collective: every rank calls this after the sweep.
+  std::string mine;
+  if (efa_reader_) {
+    const nccl::EfaCounters delta = nccl::counter_delta(efa_start_, nccl::read_efa_counters());
+    if (!delta.empty()) mine = nlohmann::json{{"host", hostname()}, {"counters", nccl::to_json(delta)}}.dump();
+  }
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(nranks_));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> offsets(static_cast<std::size_t>(nranks_), 0);
+  int total = 0;
+  for (int r = 0; r < nranks_; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lengths[static_cast<std::size_t>(r)];
+  }
+  std::string all(static_cast<std::size_t>(rank_ == 0 ? total : 0), '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank_ != 0) return nlohmann::json::object();
+
+  nlohmann::json out = nlohmann::json::object();
+  nlohmann::json efa = nlohmann::json::object();
+  for (int r = 0; r < nranks_; ++r) {
+    if (lengths[static_cast<std::size_t>(r)] == 0) continue;
+    const auto entry = nlohmann::json::parse(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                                                        static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])),
+                                             nullptr, false);
+    if (entry.is_object()) efa[entry.value("host", "?")] = entry["counters"];
+  }
+  if (!efa.empty()) out["efa_counters"] = efa;
+  // The transports NCCL connected with ("via P2P/CUMEM", "via NET/Libfabric/0/GDRDMA"): logged when
+  // the first op of each kind connected, so read after the sweep.
+  if (!nccl_log_path_.empty()) {
+    const nccl::NcclLogInfo log = nccl::parse_nccl_log(read_file(nccl_log_path_));
+    if (!log.transports.empty()) out["nccl_transports"] = log.transports;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> create_nccl_backend(const BackendOptions& options) {
+  return std::make_unique<NcclBackend>(options);
+}
+
+nlohmann::json nccl_library_versions() {
+  nlohmann::json versions = nlohmann::json::object();
+  int nccl_version = 0;
+  if (ncclGetVersion(&nccl_version) == ncclSuccess) versions["nccl"] = nccl::version_string(nccl_version);
+  versions["nccl_build"] = nccl::version_string(NCCL_VERSION_CODE);
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess && runtime > 0) {
+    versions["cuda_runtime"] = cuda_version_string(runtime);
+  }
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) versions["cuda_driver"] = cuda_version_string(driver);
+  return versions;
+}
+
+}  // namespace ccbench

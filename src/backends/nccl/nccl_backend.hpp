@@ -1,0 +1,20 @@
+// Collectives through NCCL on GPU memory: one GPU per rank, the communicator set up with a unique
+// id broadcast over MPI. See docs/nccl-backend.md.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.hpp"
+
+namespace ccbench {
+
+// Throws UsageError when no GPU is visible or the options do not fit (exit 2), BackendError when
+// NCCL cannot set up the communicator. Collective over MPI_COMM_WORLD.
+std::unique_ptr<Backend> create_nccl_backend(const BackendOptions& options);
+
+// {"nccl": version of the loaded library, "nccl_build": header version, "cuda_runtime", ...}.
+// Needs no GPU.
+nlohmann::json nccl_library_versions();
+
+}  // namespace ccbench
