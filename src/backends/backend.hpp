@@ -5,12 +5,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/bandwidth.hpp"
 #include "core/pattern.hpp"
@@ -46,9 +47,9 @@ class BackendError : public std::runtime_error {
 // Options that only some backends read (the NCCL path presets, CUDA graphs); unknown keys are
 // rejected by the backend that does not know them.
 struct BackendOptions {
-  std::string path;        // nccl: nvlink | efa | all
-  int graph_launches = 0;  // nccl: -G, capture this many ops in a CUDA graph per launch
-  int local_rank = 0;      // rank within the node (GPU selection)
+  std::string path;         // nccl: nvlink | efa | all
+  int graph_launches = 0;   // nccl: -G, capture this many ops in a CUDA graph per launch
+  int local_rank = 0;       // rank within the node (GPU selection)
   int local_size = 1;
 };
 
@@ -100,7 +101,7 @@ struct BackendEntry {
   std::string_view name;
   std::string_view summary;
   std::unique_ptr<Backend> (*create)(const BackendOptions& options);  // null when not built in
-  std::string_view missing_reason;                                    // why it is not built in
+  std::string_view missing_reason;                                     // why it is not built in
 };
 
 const std::vector<BackendEntry>& backend_table();
