@@ -208,7 +208,10 @@ emu_mpirun() {
   local np=$1 hosts=$2
   shift 2
   local btl=${CCB_EMU_BTL:-self,vader,tcp}
-  ip netns exec "$CCB_EMU_BR_NS" mpirun --allow-run-as-root -np "$np" --host "$hosts" \
+  local extra=()
+  # shellcheck disable=SC2206
+  [[ -n ${CCB_EMU_MPIRUN_ARGS:-} ]] && extra=($CCB_EMU_MPIRUN_ARGS)
+  ip netns exec "$CCB_EMU_BR_NS" mpirun --allow-run-as-root -np "$np" --host "$hosts" "${extra[@]}" \
     --mca plm_rsh_agent "$CCB_EMU_DIR/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca pml ob1 --mca btl "$btl" \
     --mca btl_tcp_if_include "${CCB_EMU_SUBNET}.0/24" --mca oob_tcp_if_include "${CCB_EMU_MGMT_SUBNET}.0/24" \

@@ -16,6 +16,13 @@ out=""
 format=text
 compare_args=()
 run_args=()
+baseline_result=""
+# Open MPI's default allreduce on 2 ranks exchanges both directions at once; on a loaded machine
+# the two directions overlap in some iterations and serialise in others, a bimodal time (S/R or
+# 2S/R) that hides the link rate. Pinning the reduce+broadcast algorithm makes every byte cross
+# each link once per direction in turn: time = 2S/R + a small constant. CCB_EMU_MPIRUN_ARGS=""
+# restores Open MPI's choice.
+export CCB_EMU_MPIRUN_ARGS=${CCB_EMU_MPIRUN_ARGS---mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 2}
 
 usage() {
   cat <<EOF
@@ -42,16 +49,20 @@ options:
   --sweep FILE           ccbench run --config file (default configs/sweeps/emulated-migration.yaml)
   --hosts N              emulated hosts (default $hosts)
   --ranks-per-host K     (default $ranks_per_host)
+  --baseline-result FILE reuse a baseline result file instead of running the baseline sweep
   --out DIR              where baseline.json, candidate.json, verdict.json go
                          (default results/local/emulate-<time>)
   --format text|json|markdown   how the verdict is printed (default text; verdict.json is always written)
 environment: CCBENCH=path of the ccbench binary (default build/ccbench)
+             CCB_EMU_MPIRUN_ARGS=extra mpirun flags (default pins Open MPI's allreduce to
+             reduce+broadcast: "$CCB_EMU_MPIRUN_ARGS"; set it empty for Open MPI's own choice)
 EOF
 }
 
 while [[ $# -gt 0 ]]; do
   case $1 in
     --baseline) baseline=$2; shift 2 ;;
+    --baseline-result) baseline_result=$2; shift 2 ;;
     --candidate) candidate=$2; shift 2 ;;
     --claim) claim=$2; shift 2 ;;
     --expect-speedup) compare_args+=(--expect-speedup "$2"); claim=""; shift 2 ;;
@@ -91,7 +102,7 @@ cat <<EOF
    baseline:  $(emu_profile "$base_file" name) ($(emu_profile "$base_file" rate) per link, generation $(emu_profile "$base_file" generation))
    candidate: $(emu_profile "$cand_file" name) ($(emu_profile "$cand_file" rate) per link, generation $(emu_profile "$cand_file" generation))
    sweep:     ${sweep#"$CCB_EMU_ROOT"/} on $hosts hosts x $ranks_per_host ranks
-   claim:     ${claim:+${claim#"$CCB_EMU_ROOT"/}}${claim:-${compare_args[*]}}
+   claim:     ${claim:+${claim#"$CCB_EMU_ROOT"/}}${compare_args[*]:-}
    results:   $out
 EOF
 
@@ -106,7 +117,14 @@ run_side() {
     exit "$rc"
   fi
 }
-run_side baseline "$base_file"
+if [[ -n $baseline_result ]]; then
+  [[ -f $baseline_result ]] || { echo "migrate.sh: no baseline result $baseline_result" >&2; exit 2; }
+  [[ $(realpath "$baseline_result") == $(realpath -m "$out/baseline.json") ]] || cp "$baseline_result" "$out/baseline.json"
+  echo
+  echo "== baseline: reusing $baseline_result"
+else
+  run_side baseline "$base_file"
+fi
 run_side candidate "$cand_file"
 
 echo
