@@ -1,0 +1,60 @@
+#!/bin/bash
+# Known answer: candidate/baseline link-rate ratio 1.18 and 1.00 through the whole migration
+# journey (migrate.sh -> two result files -> ccbench compare with the 18% claim).
+#   known_answer.sh 2x1   2 hosts x 1 rank: ratio 1.18 (claim confirmed) and 1.00 (refuted),
+#                         the 1.00 run reusing the same baseline
+#   known_answer.sh 2x2   2 hosts x 2 ranks: ratio 1.18 (claim confirmed)
+source "$(dirname "$0")/common.sh"
+layout=${1:-2x1}
+tol=0.03
+
+# check_verdict DIR RATE_RATIO EXPECTED_VERDICT EXPECTED_EXIT ACTUAL_EXIT
+check_verdict() {
+  local dir=$1 want=$2 verdict=$3 code=$4 rc=$5
+  local got
+  got=$(py "d = json.load(open('$dir/verdict.json')); print(d['verdict'], d['exit_code'], '%.4f' % d['summary']['ratio'])")
+  echo "measured: verdict, exit code, geomean ratio = $got (rate ratio $want)"
+  read -r v e r <<<"$got"
+  [[ $v == "$verdict" ]] || fail "verdict $v, expected $verdict"
+  [[ $e == "$code" && $rc == "$code" ]] || fail "compare exit code $e (migrate.sh $rc), expected $code"
+  py "import sys; sys.exit(0 if abs($r - $want) <= $tol else 1)" || fail "geomean ratio $r is not within ±$tol of $want"
+  ok "rate ratio $want: geomean $r, verdict $v (exit $e)"
+}
+
+# The fabric metadata went into the result files.
+check_metadata() {
+  py "
+d = json.load(open('$1')); f = d['fabric']; s = d['system']
+assert f.get('path') == 'tcp', f
+assert f.get('generation') == '$2', f
+assert abs(float(f.get('link_gbps')) - $3) < 1e-9, f
+assert s.get('nodes') == 2, ('nodes', s.get('nodes'))
+assert d['run']['label'] == '$4', d['run']['label']
+assert d['run']['status'] == 'complete'
+" || fail "metadata of $1"
+}
+
+case $layout in
+  2x1)
+    rc=0
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118" --format text || rc=$?
+    check_verdict "$WORK/r118" 1.18 confirmed 0 "$rc"
+    check_metadata "$WORK/r118/baseline.json" v3 0.4 emulated-v3
+    check_metadata "$WORK/r118/candidate.json" v4 0.472 emulated-v4
+    rc=0
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r100" --candidate emulated-v4-same-rate \
+      --baseline-result "$WORK/r118/baseline.json" || rc=$?
+    check_verdict "$WORK/r100" 1.00 refuted 1 "$rc"
+    ;;
+  2x2)
+    rc=0
+    # 4 ranks: twice the bytes per link per op, so 8 MiB alone is as bandwidth-bound as 16 MiB on 2.
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118x4" --ranks-per-host 2 -- -b 8M -e 8M || rc=$?
+    check_verdict "$WORK/r118x4" 1.18 confirmed 0 "$rc"
+    py "d = json.load(open('$WORK/r118x4/candidate.json')); assert d['system']['ranks'] == 4 and d['system']['nodes'] == 2, d['system']" ||
+      fail "4 ranks on 2 nodes not recorded"
+    ;;
+  *) fail "unknown layout $layout" ;;
+esac
+[[ -z $(emu_leftovers) ]] || fail "migrate.sh left: $(emu_leftovers)"
+ok "no namespace, link or file left behind"
