@@ -1,0 +1,84 @@
+// CSV: one line per result row, every number at full precision, RFC 4180 quoting.
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "report/renderers.hpp"
+#include "report/report_common.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+// RFC 4180: a field holding a comma, quote, CR or LF is quoted and its quotes doubled.
+std::string field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+constexpr std::array kColumns = {
+    "file",           "label",           "op",
+    "backend",        "dtype",           "redop",
+    "in_place",       "bytes",           "count",
+    "ranks",          "trial",           "batch",
+    "n_samples",      "samples_kind",    "time_us_min",
+    "time_us_median", "time_us_mean",    "time_us_p99",
+    "time_us_max",    "time_us_ci95_lo", "time_us_ci95_hi",
+    "algbw_gbps",     "busbw_gbps",      "wrong",
+    "ci_target_met",  "instance_type",
+};
+
+}  // namespace
+
+std::string render_csv(const ReportInput& input) {
+  std::string out;
+  for (std::size_t i = 0; i < kColumns.size(); ++i) out += fmt::format("{}{}", i ? "," : "", kColumns[i]);
+  out += "\r\n";
+  const auto labels = display_labels(input.files);
+  for (std::size_t f = 0; f < input.files.size(); ++f) {
+    const ResultFile& file = input.files[f];
+    const std::string instance = meta(file, "system", "instance_type");
+    for (const ResultRow& r : file.results) {
+      const std::vector<std::string> cells = {
+          field(file.source),
+          field(labels[f]),
+          field(r.op),
+          field(r.backend),
+          field(r.dtype),
+          field(r.redop),
+          r.in_place ? "true" : "false",
+          std::to_string(r.bytes),
+          std::to_string(r.count),
+          std::to_string(r.ranks),
+          std::to_string(r.trial),
+          std::to_string(r.batch),
+          std::to_string(r.samples_us.size()),
+          field(r.samples_kind),
+          exact(r.time_us.min),
+          exact(r.time_us.median),
+          exact(r.time_us.mean),
+          exact(r.time_us.p99),
+          exact(r.time_us.max),
+          exact(r.time_us.ci95_lo),
+          exact(r.time_us.ci95_hi),
+          exact(r.algbw_gbps),
+          exact(r.busbw_gbps),
+          std::to_string(r.wrong),
+          r.ci_target_met ? "true" : "false",
+          field(instance),
+      };
+      for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+      out += "\r\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace ccbench::report

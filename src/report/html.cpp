@@ -1,0 +1,334 @@
+// One self-contained HTML page: inline CSS and SVG, no script, no fonts, no network. Per op, busbw
+// and latency against size on log axes with every run overlaid and its 95% CI shaded; the verdict
+// of an overlaid comparison with the per-size ratios; the runs' metadata side by side, differences
+// highlighted; the numbers in tables under each chart.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "report/renderers.hpp"
+#include "report/report_common.hpp"
+#include "report/svg_chart.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font-family: sans-serif; margin: 24px; color: #1a1a1a; background: #fafafa; }
+h1 { margin: 0 0 4px 0; font-size: 22px; }
+h2 { margin: 28px 0 8px 0; font-size: 18px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+.sub { color: #555; font-size: 13px; }
+.runs span.swatch { display: inline-block; width: 14px; height: 4px; margin-right: 6px; vertical-align: middle; }
+.runs li { margin: 2px 0; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+.charts svg { background: #fff; border: 1px solid #e3e3e3; }
+table { border-collapse: collapse; font-size: 12px; margin: 8px 0; background: #fff; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th { background: #f0f0f0; }
+td.key, th.key { text-align: left; font-family: monospace; }
+table.meta td, table.meta th { text-align: left; max-width: 420px; overflow-wrap: anywhere; }
+tr.diff td { background: #fff4d6; }
+.verdict { padding: 12px 16px; border-radius: 6px; border: 1px solid #ccc; background: #fff; margin-top: 16px; }
+.badge { display: inline-block; padding: 3px 10px; border-radius: 4px; color: #fff; font-weight: bold;
+         text-transform: uppercase; letter-spacing: 0.5px; }
+.good { background: #1b7f3b; } .bad { background: #b3261e; } .unsure { background: #a86400; } .other { background: #555; }
+.warn { color: #8a4b00; }
+details { margin: 6px 0 0 0; } summary { cursor: pointer; color: #333; font-size: 13px; }
+footer { margin-top: 32px; color: #666; font-size: 12px; }
+)";
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string verdict_class(const std::string& verdict) {
+  if (verdict == "confirmed" || verdict == "pass") return "good";
+  if (verdict == "refuted" || verdict == "regression") return "bad";
+  if (verdict == "inconclusive") return "unsure";
+  return "other";
+}
+
+std::string num(const nlohmann::json& v, int digits = 4) {
+  return v.is_number() ? sig(v.get<double>(), digits) : std::string("—");
+}
+
+std::string interval(const nlohmann::json& ci) {
+  if (!ci.is_array() || ci.size() != 2) return "—";
+  return "[" + num(ci[0]) + ", " + num(ci[1]) + "]";
+}
+
+std::string verdict_section(const nlohmann::json& v, const std::vector<std::string>& labels,
+                            std::size_t baseline_files) {
+  const std::string verdict = v.value("verdict", std::string("unknown"));
+  std::string out = "<section class=\"verdict\" id=\"verdict\">\n";
+  out += fmt::format("<h2>Comparison</h2>\n<p><span class=\"badge {}\">{}</span> &nbsp;exit code {}",
+                     verdict_class(verdict), esc(verdict == "none" ? std::string("no verdict") : verdict),
+                     v.contains("exit_code") ? esc(v["exit_code"].dump()) : "?");
+  if (baseline_files > 0 && labels.size() > baseline_files) {
+    std::string base, cand;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      std::string& side = i < baseline_files ? base : cand;
+      side += (side.empty() ? "" : ", ") + labels[i];
+    }
+    out += fmt::format(" &nbsp;— baseline <b>{}</b>, candidate <b>{}</b>", esc(base), esc(cand));
+  }
+  out += "</p>\n";
+  if (v.contains("reason") && v["reason"].is_string() && !v["reason"].get<std::string>().empty()) {
+    out += "<p>" + esc(v["reason"].get<std::string>()) + "</p>\n";
+  }
+  if (v.contains("summary") && v["summary"].is_object()) {
+    const auto& s = v["summary"];
+    out += fmt::format(
+        "<p>{} of the per-size ratios candidate/baseline: <b>{}</b>, 95% CI {}, over {} sizes. A ratio above 1 means "
+        "the "
+        "candidate is faster.</p>\n",
+        esc(s.value("statistic", std::string("geomean"))), num(s.value("ratio", nlohmann::json())),
+        esc(interval(s.value("ci", nlohmann::json()))), s.contains("sizes") ? esc(s["sizes"].dump()) : "?");
+  }
+  std::optional<std::pair<double, double>> target;
+  if (v.contains("claim") && v["claim"].is_object() && !v["claim"].empty()) {
+    const auto& c = v["claim"];
+    out += "<p>Claim: " + esc(claim_text(c)) + "</p>\n";
+    if (c.contains("band") && c["band"].is_array() && c["band"].size() == 2 && c["band"][0].is_number() &&
+        c["band"][1].is_number()) {
+      target = std::pair{c["band"][0].get<double>(), c["band"][1].get<double>()};
+    } else if (c.contains("expected_speedup") && c["expected_speedup"].is_number()) {
+      const double e = c["expected_speedup"].get<double>();
+      const double t = c.contains("tolerance") && c["tolerance"].is_number() ? c["tolerance"].get<double>() : 0.0;
+      target = std::pair{1 + e - t, 1 + e + t};
+    }
+  }
+  // Ratio against size, one curve per op.
+  if (v.contains("rows") && v["rows"].is_array() && !v["rows"].empty()) {
+    std::vector<std::string> ops;
+    std::map<std::string, ChartSeries> by_op;
+    for (const auto& r : v["rows"]) {
+      std::string op = json_text(r.value("op", nlohmann::json()));
+      if (r.value("in_place", false)) op += " (in-place)";
+      if (!r.contains("bytes") || !r["bytes"].is_number() || !r.contains("ratio") || !r["ratio"].is_number()) continue;
+      if (!by_op.contains(op)) {
+        ops.push_back(op);
+        by_op[op] = ChartSeries{op, series_color(ops.size() + 1), false, {}};  // runs use the first colours
+      }
+      ChartPoint p;
+      p.x = r["bytes"].get<double>();
+      p.y = r["ratio"].get<double>();
+      if (r.contains("ci") && r["ci"].is_array() && r["ci"].size() == 2 && r["ci"][0].is_number() &&
+          r["ci"][1].is_number()) {
+        p.lo = r["ci"][0].get<double>();
+        p.hi = r["ci"][1].get<double>();
+      }
+      p.tooltip = fmt::format("{} {}: ratio {} {}", op, human_bytes(static_cast<std::uint64_t>(p.x)), sig(p.y),
+                              interval(r.value("ci", nlohmann::json())));
+      by_op[op].points.push_back(p);
+    }
+    std::vector<ChartSeries> series;
+    for (const auto& op : ops) {
+      auto s = by_op[op];
+      std::ranges::sort(s.points, {}, &ChartPoint::x);
+      series.push_back(std::move(s));
+    }
+    ChartSpec spec;
+    spec.title = "Speed ratio candidate / baseline (95% CI)";
+    spec.x_label = "message size (bytes)";
+    spec.y_label = "ratio (> 1: candidate faster)";
+    spec.log_y = false;
+    spec.reference_y = 1.0;
+    spec.target_band = target;
+    spec.width = 720;
+    out += "<div class=\"charts\">\n" + svg_line_chart(spec, series) + "</div>\n";
+    out +=
+        "<details><summary>per-size ratios</summary>\n<table><tr><th class=\"key\">op</th><th>size</th><th>ratio</th>"
+        "<th>95% CI</th><th>p-value</th></tr>\n";
+    for (const auto& r : v["rows"]) {
+      const auto& bytes = r.value("bytes", nlohmann::json());
+      out += fmt::format("<tr><td class=\"key\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                         esc(json_text(r.value("op", nlohmann::json()))),
+                         bytes.is_number_unsigned() ? human_bytes(bytes.get<std::uint64_t>()) : esc(json_text(bytes)),
+                         num(r.value("ratio", nlohmann::json())), esc(interval(r.value("ci", nlohmann::json()))),
+                         num(r.value("p_value", nlohmann::json()), 3));
+    }
+    out += "</table></details>\n";
+  }
+  if (v.contains("differences") && v["differences"].is_object() && !v["differences"].empty()) {
+    out +=
+        "<details open><summary>metadata that differs between the sides</summary>\n<table class=\"meta\">"
+        "<tr><th class=\"key\">key</th><th>baseline</th><th>candidate</th></tr>\n";
+    for (const auto& [k, pair] : v["differences"].items()) {
+      const std::string b = pair.is_array() && !pair.empty() ? json_text(pair[0]) : json_text(pair);
+      const std::string c = pair.is_array() && pair.size() > 1 ? json_text(pair[1]) : "";
+      out += fmt::format("<tr><td class=\"key\">{}</td><td>{}</td><td>{}</td></tr>\n", esc(k), esc(b), esc(c));
+    }
+    out += "</table></details>\n";
+  }
+  if (v.contains("warnings") && v["warnings"].is_array() && !v["warnings"].empty()) {
+    out += "<ul class=\"warn\">\n";
+    for (const auto& w : v["warnings"]) out += "<li>" + esc(json_text(w)) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
+struct Curve {
+  std::size_t file;
+  const Series* series;
+};
+
+std::string op_section(const std::string& op, const std::vector<std::vector<Series>>& all,
+                       const std::vector<std::string>& labels) {
+  std::vector<Curve> curves;
+  for (std::size_t f = 0; f < all.size(); ++f) {
+    for (const auto& s : all[f]) {
+      if (s.key.op == op) curves.push_back({f, &s});
+    }
+  }
+  // Name a curve by its run, plus whatever else varies within this op.
+  auto varies = [&](auto field) {
+    std::set<std::string> values;
+    for (const auto& c : curves) values.insert(field(c.series->key));
+    return values.size() > 1;
+  };
+  const bool place_varies = varies([](const SeriesKey& k) { return std::string(place_name(k.in_place)); });
+  const bool backend_varies = varies([](const SeriesKey& k) { return k.backend; });
+  const bool dtype_varies = varies([](const SeriesKey& k) { return k.dtype; });
+  const bool redop_varies = varies([](const SeriesKey& k) { return k.redop; });
+  auto curve_name = [&](const Curve& c) {
+    std::string name = labels[c.file];
+    std::vector<std::string> extra;
+    if (backend_varies) extra.push_back(c.series->key.backend);
+    if (dtype_varies) extra.push_back(c.series->key.dtype);
+    if (redop_varies) extra.push_back(c.series->key.redop);
+    if (place_varies) extra.emplace_back(place_name(c.series->key.in_place));
+    for (std::size_t i = 0; i < extra.size(); ++i) name += (i ? ", " : " (") + extra[i];
+    return extra.empty() ? name : name + ")";
+  };
+
+  std::vector<ChartSeries> busbw, latency;
+  for (const auto& c : curves) {
+    const std::string name = curve_name(c);
+    ChartSeries b{name, series_color(c.file), c.series->key.in_place, {}};
+    ChartSeries t = b;
+    for (const auto& p : c.series->points) {
+      const auto x = static_cast<double>(p.bytes);
+      const std::string tip = fmt::format(
+          "{}\n{}: busbw {} GB/s{}, time {} us{}{}", name, human_bytes(p.bytes), sig(p.busbw_gbps),
+          std::isnan(p.busbw_lo_gbps) ? "" : fmt::format(" [{}, {}]", sig(p.busbw_lo_gbps), sig(p.busbw_hi_gbps)),
+          sig(p.time_median_us),
+          std::isnan(p.time_lo_us) ? "" : fmt::format(" [{}, {}]", sig(p.time_lo_us), sig(p.time_hi_us)),
+          p.trials > 1 ? fmt::format(", {} trials", p.trials) : "");
+      b.points.push_back({x, p.busbw_gbps, p.busbw_lo_gbps, p.busbw_hi_gbps, tip});
+      t.points.push_back({x, p.time_median_us, p.time_lo_us, p.time_hi_us, tip});
+    }
+    busbw.push_back(std::move(b));
+    latency.push_back(std::move(t));
+  }
+  std::string out =
+      fmt::format("<section class=\"op\" id=\"op-{0}\">\n<h2>{0}</h2>\n<div class=\"charts\">\n", esc(op));
+  ChartSpec spec;
+  spec.x_label = "message size (bytes)";
+  spec.title = op + ": bus bandwidth";
+  spec.y_label = "busbw (GB/s)";
+  out += svg_line_chart(spec, busbw);
+  spec.title = op + ": latency (median time)";
+  spec.y_label = "time (µs)";
+  out += svg_line_chart(spec, latency);
+  out += "</div>\n";
+
+  // The numbers behind the charts.
+  out += "<details><summary>data</summary>\n<table>\n<tr><th>size</th>";
+  for (const auto& c : curves) out += fmt::format("<th colspan=\"2\">{}</th>", esc(curve_name(c)));
+  out += "</tr>\n<tr><th></th>";
+  for (std::size_t i = 0; i < curves.size(); ++i) out += "<th>time µs [95% CI]</th><th>busbw GB/s</th>";
+  out += "</tr>\n";
+  std::map<std::uint64_t, std::vector<const Point*>> rows;
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    for (const auto& p : curves[i].series->points) {
+      auto& row = rows[p.bytes];
+      row.resize(curves.size(), nullptr);
+      row[i] = &p;
+    }
+  }
+  for (const auto& [bytes, pts] : rows) {
+    out += fmt::format("<tr><td>{}</td>", human_bytes(bytes));
+    for (const Point* p : pts) {
+      if (p == nullptr) {
+        out += "<td>—</td><td>—</td>";
+        continue;
+      }
+      out +=
+          fmt::format("<td>{}{}{}</td><td>{}</td>", sig(p->time_median_us),
+                      std::isnan(p->time_lo_us) ? "" : fmt::format(" [{}, {}]", sig(p->time_lo_us), sig(p->time_hi_us)),
+                      p->wrong ? fmt::format(" <b class=\"warn\">{} wrong</b>", p->wrong) : "", sig(p->busbw_gbps));
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n</details>\n</section>\n";
+  return out;
+}
+
+std::string metadata_section(const std::vector<ResultFile>& files, const std::vector<std::string>& labels) {
+  std::vector<std::string> keys;
+  std::vector<std::map<std::string, std::string>> values(files.size());
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    for (auto& [k, v] : flatten_metadata(files[f])) {
+      if (!values[f].contains(k) && std::ranges::find(keys, k) == keys.end()) keys.push_back(k);
+      values[f][k] = v;
+    }
+  }
+  std::string out = "<section id=\"metadata\">\n<h2>Runs side by side</h2>\n";
+  out +=
+      "<p class=\"sub\">Highlighted rows differ between runs.</p>\n<table class=\"meta\">\n<tr><th "
+      "class=\"key\">key</th>";
+  for (const auto& l : labels) out += "<th>" + esc(l) + "</th>";
+  out += "</tr>\n";
+  for (const auto& k : keys) {
+    std::set<std::string> distinct;
+    for (const auto& v : values) distinct.insert(v.contains(k) ? v.at(k) : std::string("\x01"));
+    out += fmt::format("<tr{}><td class=\"key\">{}</td>", distinct.size() > 1 ? " class=\"diff\"" : "", esc(k));
+    for (const auto& v : values) out += "<td>" + (v.contains(k) ? esc(v.at(k)) : std::string("—")) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const ReportInput& input) {
+  const auto labels = display_labels(input.files);
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<title>ccbench report</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += "<header>\n<h1>ccbench report</h1>\n<p class=\"sub\">";
+  out += fmt::format("{} run{}", input.files.size(), input.files.size() == 1 ? "" : "s");
+  if (!input.generated_at.empty()) out += ", generated " + esc(input.generated_at);
+  out +=
+      ". Lines: median over trials of each trial's median time; shaded: 95% CI of the median. busbw follows "
+      "nccl-tests.</p>\n<ul class=\"runs\">\n";
+  for (std::size_t f = 0; f < input.files.size(); ++f) {
+    const ResultFile& file = input.files[f];
+    out += fmt::format(
+        "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {}, {} node(s), {} ranks, {} backend, "
+        "fabric {} {}, status {} <span class=\"sub\">({})</span></li>\n",
+        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "",
+        esc(meta(file, "system", "instance_type")), esc(meta(file, "system", "nodes")),
+        esc(meta(file, "system", "ranks")), esc(meta(file, "config", "backend")), esc(meta(file, "fabric", "path")),
+        esc(meta(file, "fabric", "generation")), esc(file.run.status), esc(file.source));
+  }
+  out += "</ul>\n</header>\n";
+  if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);
+  std::vector<std::vector<Series>> all;
+  for (const auto& file : input.files) all.push_back(build_series(file));
+  for (const auto& op : ops_in_order(input.files)) out += op_section(op, all, labels);
+  out += metadata_section(input.files, labels);
+  out +=
+      "<footer>ccbench report. Sample: one iteration's time, the maximum over ranks after a synchronised start; "
+      "busbw and algbw from the median time; CI: distribution-free 95% interval of the median.</footer>\n";
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace ccbench::report

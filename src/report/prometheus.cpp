@@ -1,0 +1,172 @@
+// Prometheus text exposition format 0.0.4, for node_exporter's textfile collector or a pushgateway.
+//
+// Names carry their unit. Bandwidths keep the GB/s of the result file (ccbench_busbw_gbps, the
+// number people quote); times use seconds, Prometheus' base unit, because promtool rejects
+// abbreviated units such as _us. Every series of a run carries `label` and `instance_type` so a
+// dashboard can put fleets side by side; ccbench_run_info holds the rest of the metadata.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/renderers.hpp"
+#include "report/report_common.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// Label values escape backslash, double quote and line feed.
+std::string escape_label(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string label_set(const Labels& labels) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, escape_label(labels[i].second));
+  }
+  return out + "}";
+}
+
+// Seconds since the epoch of an ISO 8601 UTC timestamp ("2026-11-30T10:49:37.123Z"); -1 when unreadable.
+double epoch_seconds(const std::string& iso) {
+  std::tm tm{};
+  double frac = 0;
+  int consumed = 0;
+  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &consumed) != 6) {
+    return -1;
+  }
+  if (iso[static_cast<std::size_t>(consumed)] == '.') std::sscanf(iso.c_str() + consumed, "%lf", &frac);
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm)) + frac;
+}
+
+struct Writer {
+  std::string out;
+  std::set<std::string> seen;  // a series may appear once; a duplicate (same labels) is dropped
+
+  void family(const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void sample(const std::string& name, const Labels& labels, double value) {
+    std::string line = name + label_set(labels);
+    if (!seen.insert(line).second) return;
+    out += line + " " + exact(value) + "\n";
+  }
+};
+
+}  // namespace
+
+std::string render_prometheus(const ReportInput& input) {
+  Writer w;
+  const auto names = display_labels(input.files);
+  auto run_labels = [&](std::size_t f) {
+    return Labels{{"label", names[f]}, {"instance_type", meta(input.files[f], "system", "instance_type")}};
+  };
+  auto row_labels = [&](std::size_t f, const ResultRow& r) {
+    Labels l = run_labels(f);
+    l.insert(l.end(), {{"op", r.op},
+                       {"backend", r.backend},
+                       {"dtype", r.dtype},
+                       {"redop", r.redop},
+                       {"in_place", r.in_place ? "true" : "false"},
+                       {"bytes", std::to_string(r.bytes)},
+                       {"ranks", std::to_string(r.ranks)},
+                       {"trial", std::to_string(r.trial)}});
+    return l;
+  };
+  auto for_rows = [&](const std::function<void(std::size_t, const ResultRow&)>& fn) {
+    for (std::size_t f = 0; f < input.files.size(); ++f) {
+      for (const ResultRow& r : input.files[f].results) fn(f, r);
+    }
+  };
+
+  w.family("ccbench_run_info", "gauge", "Metadata of a ccbench run; the value is always 1.");
+  for (std::size_t f = 0; f < input.files.size(); ++f) {
+    const ResultFile& file = input.files[f];
+    Labels l = run_labels(f);
+    l.insert(l.end(), {{"status", file.run.status},
+                       {"backend", meta(file, "config", "backend")},
+                       {"nodes", meta(file, "system", "nodes")},
+                       {"ranks", meta(file, "system", "ranks")},
+                       {"fabric_path", meta(file, "fabric", "path")},
+                       {"fabric_provider", meta(file, "fabric", "provider")},
+                       {"efa_generation", meta(file, "fabric", "generation")},
+                       {"mpi", meta(file, "software", "mpi")},
+                       {"nccl", meta(file, "software", "nccl")},
+                       {"cuda", meta(file, "software", "cuda")},
+                       {"libfabric", meta(file, "software", "libfabric")},
+                       {"ofi_nccl", meta(file, "software", "ofi_nccl")},
+                       {"version", meta(file, "tool", "version")},
+                       {"git", meta(file, "tool", "git")}});
+    w.sample("ccbench_run_info", l, 1);
+  }
+  w.family("ccbench_run_finished_timestamp_seconds", "gauge",
+           "When the run finished (Unix time), so a stale textfile can be told from a fresh one.");
+  for (std::size_t f = 0; f < input.files.size(); ++f) {
+    const double t = epoch_seconds(input.files[f].run.finished_at);
+    if (t >= 0) w.sample("ccbench_run_finished_timestamp_seconds", run_labels(f), t);
+  }
+  w.family("ccbench_busbw_gbps", "gauge",
+           "Bus bandwidth in GB/s (1e9 bytes/s) from the median time, nccl-tests convention.");
+  for_rows([&](std::size_t f, const ResultRow& r) { w.sample("ccbench_busbw_gbps", row_labels(f, r), r.busbw_gbps); });
+  w.family("ccbench_algbw_gbps", "gauge", "Algorithm bandwidth in GB/s (1e9 bytes/s): bytes / median time.");
+  for_rows([&](std::size_t f, const ResultRow& r) { w.sample("ccbench_algbw_gbps", row_labels(f, r), r.algbw_gbps); });
+  w.family("ccbench_time_seconds", "summary",
+           "Time of one operation (max over ranks) in seconds: quantile 0 is the minimum, 1 the maximum.");
+  for_rows([&](std::size_t f, const ResultRow& r) {
+    const Labels base = row_labels(f, r);
+    for (const auto& [q, v] : {std::pair{"0", r.time_us.min}, std::pair{"0.5", r.time_us.median},
+                               std::pair{"0.99", r.time_us.p99}, std::pair{"1", r.time_us.max}}) {
+      Labels l = base;
+      l.emplace_back("quantile", q);
+      w.sample("ccbench_time_seconds", l, v * 1e-6);
+    }
+    const double n = static_cast<double>(r.samples_us.size());
+    w.sample("ccbench_time_seconds_sum", base, r.time_us.mean * n * 1e-6);
+    w.sample("ccbench_time_seconds_count", base, n);
+  });
+  w.family("ccbench_time_median_ci95_seconds", "gauge",
+           "Bounds of the 95% confidence interval of the median time, in seconds.");
+  for_rows([&](std::size_t f, const ResultRow& r) {
+    if (r.time_us.ci95_hi <= 0) return;
+    for (const auto& [bound, v] : {std::pair{"lower", r.time_us.ci95_lo}, std::pair{"upper", r.time_us.ci95_hi}}) {
+      Labels l = row_labels(f, r);
+      l.emplace_back("bound", bound);
+      w.sample("ccbench_time_median_ci95_seconds", l, v * 1e-6);
+    }
+  });
+  w.family("ccbench_wrong_elements", "gauge", "Elements that failed the data check (0 when correct).");
+  for_rows([&](std::size_t f, const ResultRow& r) {
+    w.sample("ccbench_wrong_elements", row_labels(f, r), static_cast<double>(r.wrong));
+  });
+  w.family("ccbench_ci_target_met", "gauge", "1 when sampling reached the target CI width before its time ran out.");
+  for_rows([&](std::size_t f, const ResultRow& r) {
+    w.sample("ccbench_ci_target_met", row_labels(f, r), r.ci_target_met ? 1 : 0);
+  });
+  return w.out;
+}
+
+}  // namespace ccbench::report

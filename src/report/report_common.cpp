@@ -1,0 +1,295 @@
+#include "report/report_common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "report/renderers.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+constexpr std::pair<Format, std::string_view> kFormats[] = {
+    {Format::table, "table"}, {Format::markdown, "markdown"},     {Format::csv, "csv"},
+    {Format::html, "html"},   {Format::prometheus, "prometheus"}, {Format::gbench, "gbench"},
+};
+
+double median_of(std::vector<double> values) {
+  std::ranges::sort(values);
+  const std::size_t n = values.size();
+  if (n == 0) return kNaN;
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+std::optional<Format> parse_format(std::string_view text) {
+  for (const auto& [format, spelled] : kFormats) {
+    if (text == spelled) return format;
+  }
+  if (text == "md") return Format::markdown;
+  if (text == "prom") return Format::prometheus;
+  if (text == "text" || text == "txt") return Format::table;
+  return std::nullopt;
+}
+
+std::string_view name(Format format) {
+  for (const auto& [f, spelled] : kFormats) {
+    if (f == format) return spelled;
+  }
+  return "table";
+}
+
+std::optional<Format> format_for_path(std::string_view path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".html" || ext == ".htm") return Format::html;
+  if (ext == ".md" || ext == ".markdown") return Format::markdown;
+  if (ext == ".csv") return Format::csv;
+  if (ext == ".prom") return Format::prometheus;
+  if (ext == ".txt") return Format::table;
+  return std::nullopt;
+}
+
+std::string render(Format format, const ReportInput& input) {
+  switch (format) {
+    case Format::table:
+      return render_table(input);
+    case Format::markdown:
+      return render_markdown(input);
+    case Format::csv:
+      return render_csv(input);
+    case Format::html:
+      return render_html(input);
+    case Format::prometheus:
+      return render_prometheus(input);
+    case Format::gbench:
+      return render_gbench(input);
+  }
+  return render_table(input);
+}
+
+std::vector<std::string> display_labels(const std::vector<ResultFile>& files) {
+  std::vector<std::string> labels;
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string label = files[i].run.label;
+    if (label.empty() && !files[i].source.empty()) label = std::filesystem::path(files[i].source).stem().string();
+    if (label.empty()) label = fmt::format("run {}", i + 1);
+    const int n = ++seen[label];
+    if (n > 1) label = fmt::format("{} ({})", label, n);
+    labels.push_back(std::move(label));
+  }
+  return labels;
+}
+
+std::vector<Series> build_series(const ResultFile& file) {
+  // Group rows by series and size, keeping the order in which series first appear.
+  std::vector<SeriesKey> order;
+  std::map<SeriesKey, std::map<std::uint64_t, std::vector<const ResultRow*>>> groups;
+  for (const ResultRow& row : file.results) {
+    SeriesKey key{row.op, row.backend, row.dtype, row.redop, row.in_place};
+    auto [it, inserted] = groups.try_emplace(key);
+    if (inserted) order.push_back(key);
+    it->second[row.bytes].push_back(&row);
+  }
+  // Ops stay together in the order they first appear.
+  std::vector<std::string> op_order;
+  for (const auto& key : order) {
+    if (std::ranges::find(op_order, key.op) == op_order.end()) op_order.push_back(key.op);
+  }
+  std::ranges::stable_sort(order, {},
+                           [&](const SeriesKey& k) { return std::ranges::find(op_order, k.op) - op_order.begin(); });
+
+  std::vector<Series> out;
+  for (const auto& key : order) {
+    Series series{key, {}};
+    for (const auto& [bytes, rows] : groups[key]) {
+      Point p;
+      p.bytes = bytes;
+      p.count = rows.front()->count;
+      p.ranks = rows.front()->ranks;
+      p.root = rows.front()->root;
+      p.trials = static_cast<int>(rows.size());
+      std::vector<double> medians, algbw, busbw;
+      double lo = kNaN, hi = kNaN, blo = kNaN, bhi = kNaN;
+      for (const ResultRow* r : rows) {
+        medians.push_back(r->time_us.median);
+        algbw.push_back(r->algbw_gbps);
+        busbw.push_back(r->busbw_gbps);
+        p.wrong += r->wrong;
+        p.ci_target_met = p.ci_target_met && r->ci_target_met;
+        const bool has_ci = r->time_us.ci95_hi > 0 && r->time_us.ci95_lo > 0 && r->time_us.median > 0;
+        if (!has_ci) continue;
+        lo = std::isnan(lo) ? r->time_us.ci95_lo : std::min(lo, r->time_us.ci95_lo);
+        hi = std::isnan(hi) ? r->time_us.ci95_hi : std::max(hi, r->time_us.ci95_hi);
+        // busbw is inversely proportional to time: the time CI's upper bound is busbw's lower one.
+        const double b_lo = r->busbw_gbps * r->time_us.median / r->time_us.ci95_hi;
+        const double b_hi = r->busbw_gbps * r->time_us.median / r->time_us.ci95_lo;
+        blo = std::isnan(blo) ? b_lo : std::min(blo, b_lo);
+        bhi = std::isnan(bhi) ? b_hi : std::max(bhi, b_hi);
+      }
+      p.time_median_us = median_of(medians);
+      p.algbw_gbps = median_of(algbw);
+      p.busbw_gbps = median_of(busbw);
+      p.time_lo_us = lo;
+      p.time_hi_us = hi;
+      p.busbw_lo_gbps = blo;
+      p.busbw_hi_gbps = bhi;
+      series.points.push_back(p);
+    }
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
+std::vector<std::string> ops_in_order(const std::vector<ResultFile>& files) {
+  std::vector<std::string> ops;
+  for (const auto& f : files) {
+    for (const auto& r : f.results) {
+      if (std::ranges::find(ops, r.op) == ops.end()) ops.push_back(r.op);
+    }
+  }
+  return ops;
+}
+
+std::string_view place_name(bool in_place) { return in_place ? "in-place" : "out-of-place"; }
+
+std::string json_text(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer()) return value.dump();
+  if (value.is_number()) return exact(value.get<double>());
+  if (value.is_array()) {
+    std::string out;
+    for (const auto& v : value) {
+      if (!out.empty()) out += ", ";
+      out += v.is_structured() ? v.dump() : json_text(v);
+    }
+    return out;
+  }
+  return value.dump();
+}
+
+namespace {
+
+void flatten_into(const nlohmann::json& value, const std::string& prefix,
+                  std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, v] : value.items()) flatten_into(v, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  const bool array_of_objects =
+      value.is_array() && !value.empty() && std::ranges::all_of(value, [](const auto& v) { return v.is_object(); });
+  if (!array_of_objects) {
+    out.emplace_back(prefix, json_text(value));
+    return;
+  }
+  // hosts, gpus, efa: the count, then per field the distinct values (a few, then "+N more").
+  out.emplace_back(prefix + "[]", fmt::format("{} entries", value.size()));
+  std::vector<std::string> keys;
+  for (const auto& item : value) {
+    for (const auto& [k, v] : item.items()) {
+      if (std::ranges::find(keys, k) == keys.end()) keys.push_back(k);
+    }
+  }
+  for (const auto& k : keys) {
+    std::vector<std::string> distinct;
+    for (const auto& item : value) {
+      if (!item.contains(k)) continue;
+      const auto& v = item[k];
+      // Nested arrays of objects (a host's GPUs) summarise to their count.
+      std::string text = v.is_array() && !v.empty() && v[0].is_object() ? fmt::format("{} entries", v.size())
+                         : v.is_structured()                            ? v.dump()
+                                                                        : json_text(v);
+      if (std::ranges::find(distinct, text) == distinct.end()) distinct.push_back(std::move(text));
+    }
+    std::string joined;
+    constexpr std::size_t kShown = 4;
+    for (std::size_t i = 0; i < distinct.size() && i < kShown; ++i) joined += (i ? ", " : "") + distinct[i];
+    if (distinct.size() > kShown) joined += fmt::format(" (+{} more)", distinct.size() - kShown);
+    out.emplace_back(prefix + "[]." + k, joined);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> flatten_metadata(const ResultFile& file) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("run.label", file.run.label);
+  out.emplace_back("run.status", file.run.status);
+  out.emplace_back("run.started_at", file.run.started_at);
+  out.emplace_back("run.finished_at", file.run.finished_at);
+  std::string command;
+  for (const auto& c : file.run.command) command += (command.empty() ? "" : " ") + c;
+  out.emplace_back("run.command", command);
+  out.emplace_back("run.exit_code", std::to_string(file.run.exit_code));
+  if (file.run.error) out.emplace_back("run.error", *file.run.error);
+  for (const auto& [name, section] : {std::pair<const char*, const nlohmann::json*>{"tool", &file.tool},
+                                      {"system", &file.system},
+                                      {"fabric", &file.fabric},
+                                      {"software", &file.software},
+                                      {"config", &file.config},
+                                      {"environment", &file.environment}}) {
+    flatten_into(*section, name, out);
+  }
+  return out;
+}
+
+std::string claim_text(const nlohmann::json& claim) {
+  std::string out;
+  if (!claim.is_object()) return json_text(claim);
+  for (const auto& [k, v] : claim.items()) {
+    const bool empty =
+        v.is_null() || (v.is_structured() && v.empty()) || (v.is_string() && v.get<std::string>().empty());
+    if (empty) continue;
+    out += (out.empty() ? "" : ", ") + k + ": " + (v.is_object() ? v.dump() : json_text(v));
+  }
+  return out;
+}
+
+std::string exact(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", value);
+}
+
+std::string sig(double value, int digits) {
+  if (std::isnan(value)) return "N/A";
+  if (value == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(digits - 1 - magnitude, 0, 9);
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{} B", bytes);
+  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[unit]);
+  return fmt::format("{} {}", sig(v, 3), kUnits[unit]);
+}
+
+std::string meta(const ResultFile& file, std::string_view section, std::string_view key) {
+  const nlohmann::json* s = section == "system"     ? &file.system
+                            : section == "fabric"   ? &file.fabric
+                            : section == "software" ? &file.software
+                            : section == "config"   ? &file.config
+                            : section == "tool"     ? &file.tool
+                                                    : &file.environment;
+  const auto it = s->find(std::string(key));
+  if (it == s->end()) return "";
+  return json_text(*it);
+}
+
+}  // namespace ccbench::report

@@ -1,0 +1,79 @@
+// Helpers the renderers share: run labels, trial aggregation, metadata flattening, number and text
+// formatting. Internal to src/report.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace ccbench::report {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One display label per file, unique within the report: run.label, else the file's stem, else "run N".
+// Duplicates get " (2)", " (3)", ...
+std::vector<std::string> display_labels(const std::vector<ResultFile>& files);
+
+// The identity of a curve: every row of a file that shares it lies on one line (one point per size).
+struct SeriesKey {
+  std::string op, backend, dtype, redop;
+  bool in_place = false;
+  auto operator<=>(const SeriesKey&) const = default;
+};
+
+// One size of a series, trials folded together: the median over trials of each trial's median time,
+// and a band from the lowest to the highest bound of the trials' 95% CIs. NaN where unknown (rows
+// imported from a tool that printed only aggregates carry no CI).
+struct Point {
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;
+  int ranks = 0;
+  int trials = 0;
+  int root = -1;
+  double time_median_us = 0, time_lo_us = kNaN, time_hi_us = kNaN;
+  double algbw_gbps = 0, busbw_gbps = 0, busbw_lo_gbps = kNaN, busbw_hi_gbps = kNaN;
+  std::uint64_t wrong = 0;
+  bool ci_target_met = true;  // every trial met the target
+};
+
+struct Series {
+  SeriesKey key;
+  std::vector<Point> points;  // ascending bytes
+};
+
+// The series of one file, in the order their ops first appear.
+std::vector<Series> build_series(const ResultFile& file);
+
+// Ops in the order they first appear across the files.
+std::vector<std::string> ops_in_order(const std::vector<ResultFile>& files);
+
+// "in-place" / "out-of-place".
+std::string_view place_name(bool in_place);
+
+// Metadata as (key, text) rows, e.g. ("system.instance_type", "p5en.48xlarge"). Arrays of objects
+// (hosts, gpus, efa devices) collapse to their count and the distinct values of each field.
+std::vector<std::pair<std::string, std::string>> flatten_metadata(const ResultFile& file);
+
+// A JSON scalar as text: strings unquoted, null as "", numbers in shortest form.
+std::string json_text(const nlohmann::json& value);
+
+// A verdict's claim object as "key: value, ..." without the empty fields.
+std::string claim_text(const nlohmann::json& claim);
+
+// Shortest text that reads back to the same double (CSV, Prometheus, JSON-like outputs).
+std::string exact(double value);
+// Human formatting with a fixed number of significant digits ("0.00123", "12.3", "45678").
+std::string sig(double value, int digits = 4);
+// Sizes for people: 8 -> "8 B", 1536 -> "1.5 KiB", 1048576 -> "1 MiB".
+std::string human_bytes(std::uint64_t bytes);
+
+// A value's lookup in a JSON object path ("system", "instance_type"), as text; "" when absent.
+std::string meta(const ResultFile& file, std::string_view section, std::string_view key);
+
+}  // namespace ccbench::report
