@@ -1,0 +1,155 @@
+// `ccbench report FILE... --format table|markdown|csv|html|prometheus|gbench --out PATH [--baseline FILE]`
+//
+// Exit codes: 0 rendered; 2 usage or input error (a missing or malformed file, an unknown format, an
+// unwritable --out), with a message naming the file or flag. A comparison overlaid with --baseline
+// does not change the exit code: gating is `ccbench compare`'s job.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "compare/claim.hpp"
+#include "compare/compare.hpp"
+#include "core/error.hpp"
+#include "core/result.hpp"
+#include "report/compare_render.hpp"
+#include "report/renderers.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file, or a folder's *.json result files (sorted by name; a .jsonl only when its .json is absent).
+std::vector<fs::path> expand(const std::string& input) {
+  std::error_code ec;
+  const fs::path path(input);
+  if (!fs::exists(path, ec)) throw ParseError(input + ": no such file or folder");
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const fs::path p = entry.path();
+    if (!entry.is_regular_file(ec)) continue;
+    if (p.extension() == ".json") found.push_back(p);
+    if (p.extension() == ".jsonl" && !fs::exists(fs::path(p).replace_extension(".json"), ec)) found.push_back(p);
+  }
+  if (ec) throw ParseError(input + ": cannot list folder (" + ec.message() + ")");
+  if (found.empty()) throw ParseError(input + ": folder holds no result files (*.json, *.jsonl)");
+  std::ranges::sort(found);
+  return found;
+}
+
+std::vector<ResultFile> load_all(const std::vector<std::string>& inputs) {
+  std::vector<ResultFile> files;
+  for (const auto& input : inputs) {
+    for (const auto& p : expand(input)) files.push_back(load_result_file(p));
+  }
+  return files;
+}
+
+// Fails before any rendering when --out cannot be created: its folder must exist and be writable.
+void check_writable(const std::string& out) {
+  std::error_code ec;
+  const fs::path path(out);
+  if (fs::is_directory(path, ec)) throw UsageError("--out " + out + ": is a folder, expected a file path");
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw UsageError("--out " + out + ": folder " + dir.string() + " does not exist");
+}
+
+// The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (DESIGN.md "Verdict").
+nlohmann::json overlay_verdict(const std::vector<std::string>& baseline, const std::vector<std::string>& candidate,
+                               const std::string& claim_file) {
+  compare::CompareOptions options;
+  options.baseline = baseline;
+  options.candidate = candidate;
+  if (!claim_file.empty()) options.claim = compare::load_claim_file(claim_file);
+  return report::compare_to_json(compare::compare_runs(options));
+}
+
+int report_main(int argc, char** argv) {
+  CLI::App app{
+      "Render result files as a text table, markdown, CSV, HTML with SVG charts, Prometheus metrics or "
+      "Google Benchmark JSON.",
+      "ccbench report"};
+  std::vector<std::string> inputs;
+  std::string format_text;
+  std::string out;
+  std::string baseline;
+  std::string claim;
+  app.add_option("files", inputs, "Result files (.json, .jsonl) or folders of them")->required();
+  app.add_option("--format", format_text,
+                 "table, markdown, csv, html, prometheus or gbench (default: from --out's extension, else table)");
+  app.add_option("-o,--out", out, "Output file (written atomically; default or '-': standard output)");
+  app.add_option("--baseline", baseline,
+                 "Result file or folder of the baseline: overlays `ccbench compare BASELINE FILES` (html, "
+                 "markdown, table)");
+  app.add_option("--claim", claim,
+                 "Claim file (configs/claims/*.yaml) the overlaid comparison tests; needs --baseline");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? exit_code::ok : exit_code::usage;
+  }
+
+  try {
+    std::optional<report::Format> format;
+    if (!format_text.empty()) {
+      format = report::parse_format(format_text);
+      if (!format) {
+        throw UsageError("--format " + format_text +
+                         ": unknown format (expected table, markdown, csv, html, prometheus or gbench)");
+      }
+    } else if (!out.empty() && out != "-") {
+      format = report::format_for_path(out);
+    }
+    if (!format) format = report::Format::table;
+    const bool to_stdout = out.empty() || out == "-";
+    if (!to_stdout) check_writable(out);
+
+    report::ReportInput input;
+    if (!baseline.empty()) {
+      input.files = load_all({baseline});
+      input.baseline_files = input.files.size();
+    }
+    for (auto& f : load_all(inputs)) input.files.push_back(std::move(f));
+    if (!claim.empty() && baseline.empty()) throw UsageError("--claim " + claim + ": needs --baseline");
+    if (!baseline.empty()) input.verdict = overlay_verdict({baseline}, inputs, claim);
+    input.generated_at = utc_timestamp_now();
+
+    const std::string text = report::render(*format, input);
+    if (to_stdout) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    } else {
+      try {
+        write_file_atomically(out, text);
+      } catch (const std::system_error& e) {
+        throw UsageError("--out " + out + ": cannot write (" + e.code().message() + ")");
+      }
+      std::fprintf(stderr, "ccbench report: wrote %s (%s, %zu file%s)\n", out.c_str(),
+                   std::string(report::name(*format)).c_str(), input.files.size(), input.files.size() == 1 ? "" : "s");
+    }
+    return exit_code::ok;
+  } catch (const ParseError& e) {
+    std::fprintf(stderr, "ccbench report: %s\n", e.what());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ccbench report: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccbench report: %s\n", e.what());
+  }
+  return exit_code::usage;
+}
+
+const bool registered =
+    register_command({"report", "render result files: table, markdown, csv, html, prometheus, gbench", &report_main});
+
+}  // namespace
+}  // namespace ccbench::cli
