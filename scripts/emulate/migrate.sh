@@ -106,14 +106,18 @@ cat <<EOF
    results:   $out
 EOF
 
+# One fabric's sweep; its full output (ccbench's tables, mpirun's messages) goes to $out/SIDE.log,
+# the console gets the summary lines.
 run_side() {
   local side=$1 profile=$2 rc=0
   echo
-  echo "== $side: $(emu_profile "$profile" name)"
+  echo "== $side: $(emu_profile "$profile" name), $(emu_profile "$profile" rate) per link (log: $out/$side.log)"
   "$here/fabric.sh" run --hosts "$hosts" --ranks-per-host "$ranks_per_host" --profile "$profile" -- \
-    --config "$sweep" --progress never -J "$out/$side.json" "${run_args[@]}" || rc=$?
+    --config "$sweep" --progress never -J "$out/$side.json" "${run_args[@]}" >"$out/$side.log" 2>&1 || rc=$?
+  grep -E '^# [0-9]+ results|^emulate:   ' "$out/$side.log" | sed -e 's/^# /   /' -e 's/^emulate:   /   link bytes /' || true
   if [[ $rc -ne 0 ]]; then
-    echo "migrate.sh: the $side sweep failed (exit $rc); partial results in $out/$side.json(l)" >&2
+    tail -n 20 "$out/$side.log" >&2
+    echo "migrate.sh: the $side sweep failed (exit $rc); partial results in $out/$side.json(l), log $out/$side.log" >&2
     exit "$rc"
   fi
 }
