@@ -1,35 +1,20 @@
-// Text tables in the layout nccl-tests users read every day: one table per run and op, out-of-place
-// and in-place side by side, plus ccbench's CI of the median. Trials are folded (median over trials).
+// Text tables in the layout nccl-tests users read every day, the same lines `ccbench run` prints
+// live (report/console_table.hpp): per run, per op and trial, out-of-place and in-place side by
+// side, with the CI each row reached.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "report/console_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
 namespace ccbench::report {
-
-namespace {
-
-// "± 0.8%": the CI's larger half-width relative to the median.
-std::string ci_percent(const Point& p) {
-  if (std::isnan(p.time_lo_us) || p.time_median_us <= 0) return "N/A";
-  const double half = std::max(p.time_median_us - p.time_lo_us, p.time_hi_us - p.time_median_us);
-  return fmt::format("{:.1f}", 100.0 * half / p.time_median_us);
-}
-
-std::string cells(const Point* p) {
-  if (p == nullptr) return fmt::format("{:>10} {:>6} {:>8} {:>8} {:>7}", "N/A", "", "N/A", "N/A", "N/A");
-  return fmt::format("{:>10} {:>6} {:>8.2f} {:>8.2f} {:>7}", sig(p->time_median_us, 4), ci_percent(*p), p->algbw_gbps,
-                     p->busbw_gbps, p->wrong);
-}
-
-}  // namespace
 
 std::string render_table(const ReportInput& input) {
   std::string out;
@@ -41,62 +26,36 @@ std::string render_table(const ReportInput& input) {
         fmt::format("# instance {} | nodes {} | ranks {} | fabric {} {} | status {}\n",
                     meta(file, "system", "instance_type"), meta(file, "system", "nodes"), meta(file, "system", "ranks"),
                     meta(file, "fabric", "path"), meta(file, "fabric", "generation"), file.run.status);
-    // Pair each out-of-place series with its in-place twin.
-    const auto series = build_series(file);
-    struct Pair {
-      const Series* out_of_place = nullptr;
-      const Series* in_place = nullptr;
-    };
-    std::vector<std::pair<SeriesKey, Pair>> pairs;
-    for (const auto& s : series) {
-      SeriesKey k = s.key;
-      k.in_place = false;
-      auto it = std::ranges::find_if(pairs, [&](const auto& p) { return p.first == k; });
-      if (it == pairs.end()) {
-        pairs.emplace_back(k, Pair{});
-        it = pairs.end() - 1;
-      }
-      (s.key.in_place ? it->second.in_place : it->second.out_of_place) = &s;
+    // One table per (op, backend, dtype, redop) and trial, in the order the rows appear.
+    using TableKey = std::tuple<std::string, std::string, std::string, std::string, int>;
+    std::vector<TableKey> order;
+    std::map<TableKey, std::map<std::uint64_t, std::pair<const ResultRow*, const ResultRow*>>> tables;
+    std::set<int> trials;
+    for (const ResultRow& r : file.results) {
+      trials.insert(r.trial);
+      const TableKey key{r.op, r.backend, r.dtype, r.redop, r.trial};
+      auto [it, inserted] = tables.try_emplace(key);
+      if (inserted) order.push_back(key);
+      auto& slot = it->second[r.bytes];
+      (r.in_place ? slot.second : slot.first) = &r;
     }
-    for (const auto& [key, pair] : pairs) {
-      out += fmt::format("#\n# {} ({}, {}, {})\n", key.op, key.backend, key.dtype, key.redop);
-      out += fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>5}   {:^44}   {:^44}\n", "", "", "", "", "", "out-of-place",
-                         "in-place");
-      out += fmt::format(
-          "# {:>12} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>6} {:>8} {:>8} {:>7}   {:>10} {:>6} {:>8} {:>8} {:>7}\n",
-          "size", "count", "type", "redop", "root", "time", "ci95%", "algbw", "busbw", "#wrong", "time", "ci95%",
-          "algbw", "busbw", "#wrong");
-      out += fmt::format(
-          "# {:>12} {:>12} {:>8} {:>6} {:>5}   {:>10} {:>6} {:>8} {:>8} {:>7}   {:>10} {:>6} {:>8} {:>8} {:>7}\n",
-          "(B)", "(elements)", "", "", "", "(us)", "", "(GB/s)", "(GB/s)", "", "(us)", "", "(GB/s)", "(GB/s)", "");
-      std::map<std::uint64_t, std::pair<const Point*, const Point*>> by_size;
-      if (pair.out_of_place) {
-        for (const auto& p : pair.out_of_place->points) by_size[p.bytes].first = &p;
-      }
-      if (pair.in_place) {
-        for (const auto& p : pair.in_place->points) by_size[p.bytes].second = &p;
-      }
-      for (const auto& [bytes, pts] : by_size) {
-        const Point* any = pts.first ? pts.first : pts.second;
-        out += fmt::format("  {:>12} {:>12} {:>8} {:>6} {:>5}   {}   {}\n", bytes, any->count, key.dtype, key.redop,
-                           any->root, cells(pts.first), cells(pts.second));
-      }
+    // Ops together, trials in order within an op.
+    std::vector<std::string> ops;
+    for (const auto& k : order) {
+      if (std::ranges::find(ops, std::get<0>(k)) == ops.end()) ops.push_back(std::get<0>(k));
+    }
+    std::ranges::stable_sort(order, {}, [&](const TableKey& k) {
+      return std::pair{std::ranges::find(ops, std::get<0>(k)) - ops.begin(), std::get<4>(k)};
+    });
+    const int ntrials = static_cast<int>(trials.size());
+    for (const auto& key : order) {
+      const auto& [op, backend, dtype, redop, trial] = key;
+      out += table_header(op + " (" + backend + ")", trial, ntrials);
+      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second);
     }
     out += "\n";
   }
-  // No trailing blanks (the padded header cells leave some).
-  std::string trimmed;
-  std::size_t start = 0;
-  while (start < out.size()) {
-    std::size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    std::size_t last = end;
-    while (last > start && out[last - 1] == ' ') --last;
-    trimmed.append(out, start, last - start);
-    if (end < out.size()) trimmed += '\n';
-    start = end + 1;
-  }
-  return trimmed;
+  return out;
 }
 
 }  // namespace ccbench::report
