@@ -16,6 +16,7 @@
 #   THRESHOLD      the regression gate's threshold (default 5%)
 #   COMPARE_ARGS   more compare flags (e.g. "--ops allreduce --min-bytes 1M")
 #   OUT_DIR        where the result, the verdict and the reports go (default results/local/ci)
+#   BASELINES_DIR  where the references live (default results/baselines)
 #   METRICS_DIR    also write NAME.prom there (node_exporter textfile collector directory)
 #   UPDATE_BASELINE=1  store this run as the reference instead of comparing (exit 0)
 set -uo pipefail
@@ -33,7 +34,7 @@ NP=${NP:-2}
 SWEEP=${SWEEP-quick}
 THRESHOLD=${THRESHOLD:-5%}
 OUT_DIR=${OUT_DIR:-$root/results/local/ci}
-baselines=$root/results/baselines
+baselines=${BASELINES_DIR:-$root/results/baselines}
 if [[ ! -x $CCBENCH ]]; then
   echo "regression.sh: no ccbench at $CCBENCH (build first, or set CCBENCH)" >&2
   exit 2
