@@ -250,13 +250,54 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
     c.summary.max.ratio = std::exp(est.max_log);
     c.summary.max.at = m.sizes[est.argmax].key;
     if (resamplable && o.resamples > 0) {
+      c.summary.ci_method = "bootstrap";
       c.summary.geomean.ci95 = percentile_ci(est.geomean_replicates, 0.95);
       c.summary.geomean.ci90 = percentile_ci(est.geomean_replicates, 0.90);
       c.summary.max.ci95 = percentile_ci(est.max_replicates, 0.95);
       c.summary.max.ci90 = percentile_ci(est.max_replicates, 0.90);
+      // Percentile-bootstrap p-value of "geomean ratio = 1", consistent with the interval.
+      std::size_t below = 0, above = 0;
+      for (double v : est.geomean_replicates) {
+        below += v <= 0.0 ? 1 : 0;
+        above += v >= 0.0 ? 1 : 0;
+      }
+      const double r = static_cast<double>(est.geomean_replicates.size());
+      c.summary.geomean.p_value = std::min(1.0, 2.0 * (static_cast<double>(std::min(below, above)) + 1.0) / (r + 1.0));
     } else {
+      // Fewer than 2 trials on a side: whole trials cannot be resampled. The geomean's interval then
+      // comes from the per-size intervals (normal approximation in log space, sizes independent);
+      // that ignores trial-to-trial variation, which a warning says.
+      const double z95 = normal_quantile(0.975), z90 = normal_quantile(0.95);
+      double var = 0, mean = 0;
+      bool all = true;
+      for (const auto& row : c.rows) {
+        if (!row.ci_raw) {
+          all = false;
+          break;
+        }
+        const double se = (std::log(row.ci_raw->second) - std::log(row.ci_raw->first)) / (2.0 * z95);
+        var += se * se;
+        mean += std::log(row.ratio_raw);
+      }
+      if (all && !c.rows.empty()) {
+        const double n = static_cast<double>(c.rows.size());
+        mean /= n;
+        const double se = std::sqrt(var) / n;
+        c.summary.ci_method = "per-size";
+        c.summary.geomean.ratio = std::exp(mean);
+        c.summary.geomean.ci95 = Interval{std::exp(mean - z95 * se), std::exp(mean + z95 * se)};
+        c.summary.geomean.ci90 = Interval{std::exp(mean - z90 * se), std::exp(mean + z90 * se)};
+        c.summary.geomean.p_value = se > 0 ? std::min(1.0, 2.0 * normal_sf(std::abs(mean) / se)) : 1.0;
+        const auto best = std::max_element(c.rows.begin(), c.rows.end(), [](const RowResult& a, const RowResult& b) {
+          return a.ratio_raw < b.ratio_raw;
+        });
+        c.summary.max.ratio = best->ratio_raw;
+        c.summary.max.at = best->key;
+        c.summary.max.ci95 = best->ci_raw;
+      }
       c.warnings.push_back(
-          "the across-size CI needs at least 2 trials per side (it resamples whole trials): CI unavailable");
+          "fewer than 2 trials on a side: the across-size CI cannot resample whole trials; it comes from the "
+          "per-size CIs (assuming independent sizes), or is unavailable where those are");
     }
   }
 

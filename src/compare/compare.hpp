@@ -73,7 +73,8 @@ struct StatisticValue {
   double ratio = 1;  // raw, before normalisation
   std::optional<Interval> ci95;
   std::optional<Interval> ci90;
-  std::optional<RowKey> at;  // for max: the size that holds it
+  std::optional<double> p_value;  // geomean only: two-sided test of ratio 1
+  std::optional<RowKey> at;       // for max: the size that holds it
 };
 
 struct Summary {
@@ -85,6 +86,9 @@ struct Summary {
   bool normalized = false;     // the verdict uses normalised ratios
   std::uint64_t seed = 0;
   int resamples = 0;
+  // "bootstrap" (whole trials, >= 2 per side) or "per-size" (fewer trials: a normal approximation
+  // from the per-size intervals, assuming independent sizes) or "" (no CI).
+  std::string ci_method;
   const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
 };
 

@@ -8,9 +8,13 @@
 namespace ccbench::compare {
 
 void apply_gate(Comparison& c, const Gate& gate) {
+  // One Holm-Bonferroni family: every size plus the geomean, so the gate's false-positive rate
+  // over A/A comparisons stays at or below alpha.
   std::vector<double> p;
-  p.reserve(c.rows.size());
+  p.reserve(c.rows.size() + 1);
   for (const auto& r : c.rows) p.push_back(r.p_value);
+  const auto& g = c.summary.geomean;
+  if (g.p_value) p.push_back(*g.p_value);
   const auto adjusted = holm_adjust(p);
   // A slowdown of s means time_cand = (1 + s) time_base, i.e. ratio = 1 / (1 + s).
   const double fail_below = 1.0 / (1.0 + gate.threshold);
@@ -23,18 +27,15 @@ void apply_gate(Comparison& c, const Gate& gate) {
                                             format_key(r.key), (1.0 / r.ratio - 1.0) * 100.0, r.ratio, adjusted[i]));
     }
   }
-  const auto& g = c.summary.geomean;
-  const double geo = g.ratio * c.summary.normalization;
-  if (!c.rows.empty() && geo < fail_below) {
-    const bool significant = !g.ci95 || g.ci95->second * c.summary.normalization < 1.0;
-    if (significant) {
-      c.geomean_regression = true;
-      c.gate_failures.push_back(fmt::format(
-          "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{})", c.rows.size(), (1.0 / geo - 1.0) * 100.0, geo,
-          g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * c.summary.normalization,
-                               g.ci95->second * c.summary.normalization)
-                 : std::string(", no CI: fewer than 2 trials")));
-    }
+  const double f = c.summary.normalization;
+  const double geo = g.ratio * f;
+  if (g.p_value && !c.rows.empty() && geo < fail_below && adjusted.back() < gate.alpha) {
+    c.geomean_regression = true;
+    c.gate_failures.push_back(fmt::format(
+        "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
+        (1.0 / geo - 1.0) * 100.0, geo,
+        g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
+        adjusted.back()));
   }
   if (c.gate_failures.empty()) {
     c.verdict = "pass";

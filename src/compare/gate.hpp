@@ -1,6 +1,6 @@
 // The regression gate: a size fails when its slowdown is significant after Holm-Bonferroni across
-// sizes and larger than the threshold; the geometric mean fails when its slowdown exceeds the
-// threshold and its 95% bootstrap CI lies below 1.
+// sizes and larger than the threshold; the geometric mean is one more member of the Holm family
+// (its p-value from the trial bootstrap) and fails the same way.
 #pragma once
 
 #include "compare/compare.hpp"

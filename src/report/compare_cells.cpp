@@ -60,12 +60,12 @@ std::vector<std::vector<std::string>> body(const Comparison& c) {
   for (const auto& r : c.rows) {
     std::string op = r.key.op;
     if (r.key.in_place) op += " (in-place)";
-    if (r.key.dtype != "float") op += " " + r.key.dtype;
+    if (r.key.dtype != "float") op += fmt::format(" {}", r.key.dtype);
     std::vector<std::string> row = {op,
                                     format_bytes(r.key.bytes),
                                     side_cell(r.baseline, c.metric),
                                     side_cell(r.candidate, c.metric),
-                                    r.significant ? ratio_cell(r.ratio) : "~ " + ratio_cell(r.ratio),
+                                    r.significant ? ratio_cell(r.ratio) : fmt::format("~ {}", ratio_cell(r.ratio)),
                                     interval(r.ci),
                                     p_cell(r.p_value),
                                     fmt::format("{}/{}", r.baseline.trials, r.candidate.trials)};
@@ -105,7 +105,11 @@ std::vector<std::string> summary_lines(const Comparison& c) {
                               compare::name(s.statistic), ratio_cell(u.ratio), interval(u.ci95), *c.baseline.link_gbps,
                               *c.candidate.link_gbps, ratio_cell(u.ratio * norm), interval(scaled(u.ci95, norm))));
   }
-  out.push_back(fmt::format("bootstrap: {} resamples of whole trials, seed {}", s.resamples, s.seed));
+  if (s.ci_method == "bootstrap") {
+    out.push_back(fmt::format("CIs: bootstrap, {} resamples of whole trials, seed {}", s.resamples, s.seed));
+  } else if (s.ci_method == "per-size") {
+    out.push_back("CIs: from the per-size intervals (fewer than 2 trials per side: no trial bootstrap)");
+  }
   return out;
 }
 
@@ -120,13 +124,13 @@ std::string claim_line(const Comparison& c) {
       compare::name(k.metric), compare::name(c.normalize));
   if (k.expected_time_reduction) s += fmt::format("; from {:.0f}% lower time", *k.expected_time_reduction * 100.0);
   s += ")";
-  if (!k.source.empty()) s += " source: " + k.source;
+  if (!k.source.empty()) s += fmt::format(" source: {}", k.source);
   return s;
 }
 
 std::string verdict_line(const Comparison& c) {
   std::string s = fmt::format("verdict: {} (exit {})", c.verdict, c.exit_code);
-  if (!c.reason.empty()) s += ": " + c.reason;
+  if (!c.reason.empty()) s += fmt::format(": {}", c.reason);
   return s;
 }
 

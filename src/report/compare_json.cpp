@@ -32,6 +32,7 @@ json side_json(const compare::SideAtSize& s) {
 
 json statistic_json(const compare::StatisticValue& v, double k) {
   json j = {{"ratio", v.ratio * k}, {"ci", interval(v.ci95, k)}, {"ci90", interval(v.ci90, k)}};
+  if (v.p_value) j["p_value"] = *v.p_value;
   if (v.at) j["at"] = key_json(*v.at);
   return j;
 }
@@ -87,7 +88,8 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                   {"geomean", statistic_json(s.geomean, f)},
                   {"max", statistic_json(s.max, f)},
                   {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
-                  {"min_trials", c.min_trials}};
+                  {"min_trials", c.min_trials},
+                  {"ci_method", s.ci_method}};
   const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
   if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
   if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {

@@ -17,8 +17,9 @@ std::string escape(const std::string& s) {
 
 std::string md_row(const std::vector<std::string>& cells) {
   std::string l = "|";
-  for (const auto& c : cells) l += " " + escape(c) + " |";
-  return l + "\n";
+  for (const auto& c : cells) l += fmt::format(" {} |", escape(c));
+  l += "\n";
+  return l;
 }
 
 }  // namespace
@@ -29,14 +30,14 @@ std::string render_compare_markdown(const compare::Comparison& c) {
   const char* mark = c.exit_code == 0 ? (c.verdict == "none" ? "" : "✅ ") : c.exit_code == 1 ? "❌ " : "⚠️ ";
   out += fmt::format("### ccbench compare: {}**{}** (exit {})\n\n", mark, c.verdict, c.exit_code);
   if (!c.reason.empty()) out += escape(c.reason) + "\n\n";
-  if (c.claim) out += "- " + escape(claim_line(c)) + "\n";
+  if (c.claim) out += fmt::format("- {}\n", escape(claim_line(c)));
   if (c.gate) {
     out += fmt::format("- gate: regression, threshold {:.1f}% slower, Holm-Bonferroni alpha {}\n",
                        c.gate->threshold * 100, c.gate->alpha);
   }
-  out += "- baseline: `" + side_line(c.baseline) + "`\n";
-  out += "- candidate: `" + side_line(c.candidate) + "`\n";
-  out += "- " + metric_line(c) + "\n\n";
+  out += fmt::format("- baseline: `{}`\n", side_line(c.baseline));
+  out += fmt::format("- candidate: `{}`\n", side_line(c.candidate));
+  out += fmt::format("- {}\n\n", metric_line(c));
   if (!c.rows.empty()) {
     const auto h = header(c);
     out += md_row(h);
@@ -45,14 +46,14 @@ std::string render_compare_markdown(const compare::Comparison& c) {
     out += sep + "\n";
     for (const auto& r : body(c)) out += md_row(r);
     out += "\n";
-    for (const auto& l : summary_lines(c)) out += "- " + escape(l) + "\n";
+    for (const auto& l : summary_lines(c)) out += fmt::format("- {}\n", escape(l));
   }
   if (!c.only_in_baseline.empty() || !c.only_in_candidate.empty()) {
     out += "\n";
     auto list = [&](const char* what, const std::vector<compare::RowKey>& keys) {
       if (keys.empty()) return;
       out += fmt::format("- only in {} ({}):", what, keys.size());
-      for (const auto& k : keys) out += " `" + compare::format_key(k) + "`";
+      for (const auto& k : keys) out += fmt::format(" `{}`", compare::format_key(k));
       out += "\n";
     };
     list("baseline", c.only_in_baseline);
@@ -65,7 +66,7 @@ std::string render_compare_markdown(const compare::Comparison& c) {
   }
   if (!c.warnings.empty()) {
     out += "\n**Warnings**\n\n";
-    for (const auto& w : c.warnings) out += "- " + escape(w) + "\n";
+    for (const auto& w : c.warnings) out += fmt::format("- {}\n", escape(w));
   }
   return out;
 }

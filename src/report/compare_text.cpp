@@ -34,8 +34,8 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
 std::string render_compare_text(const compare::Comparison& c) {
   using namespace compare_cells;
   std::string out;
-  out += "baseline:  " + side_line(c.baseline) + "\n";
-  out += "candidate: " + side_line(c.candidate) + "\n";
+  out += fmt::format("baseline:  {}\n", side_line(c.baseline));
+  out += fmt::format("candidate: {}\n", side_line(c.candidate));
   out += metric_line(c) + "\n\n";
   if (!c.rows.empty()) {
     out += table(header(c), body(c));
@@ -47,7 +47,7 @@ std::string render_compare_text(const compare::Comparison& c) {
     auto list = [&](const char* what, const std::vector<compare::RowKey>& keys) {
       if (keys.empty()) return;
       out += fmt::format("only in {} ({}):", what, keys.size());
-      for (const auto& k : keys) out += " " + compare::format_key(k) + ";";
+      for (const auto& k : keys) out += fmt::format(" {};", compare::format_key(k));
       out.back() = '\n';
     };
     list("baseline", c.only_in_baseline);
@@ -56,12 +56,12 @@ std::string render_compare_text(const compare::Comparison& c) {
   if (!c.differences.empty()) {
     out += "\ndifferences:\n";
     std::vector<std::vector<std::string>> rows;
-    for (const auto& d : c.differences) rows.push_back({"  " + d.key, d.baseline, d.candidate});
+    for (const auto& d : c.differences) rows.push_back({fmt::format("  {}", d.key), d.baseline, d.candidate});
     out += table({"  key", "baseline", "candidate"}, rows);
   }
   if (!c.warnings.empty()) {
     out += "\nwarnings:\n";
-    for (const auto& w : c.warnings) out += "  - " + w + "\n";
+    for (const auto& w : c.warnings) out += fmt::format("  - {}\n", w);
   }
   out += "\n";
   if (c.claim) out += claim_line(c) + "\n";

@@ -1,0 +1,38 @@
+// Test helper: reads {"cases": [{"x": [...], "y": [...], "confidence": 0.95}]} on stdin and prints
+// the comparator's statistics for each case as JSON, for test_stats_scipy.py to check against scipy.
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "compare/statistics.hpp"
+#include "core/stats.hpp"
+
+int main() {
+  using nlohmann::json;
+  using namespace ccbench;
+  const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const json in = json::parse(input);
+  json out = json::array();
+  for (const auto& c : in.at("cases")) {
+    const auto x = c.at("x").get<std::vector<double>>();
+    const auto y = c.at("y").get<std::vector<double>>();
+    const double conf = c.value("confidence", 0.95);
+    json r;
+    const auto mw = compare::mann_whitney(x, y);
+    r["u"] = mw.u_x;
+    r["p_auto"] = mw.p_value;
+    r["exact"] = mw.exact;
+    r["p_asymptotic"] = compare::mann_whitney_asymptotic(x, y).p_value;
+    if (x.size() * y.size() <= compare::kExactMaxProduct) r["p_exact"] = compare::mann_whitney_exact(x, y).p_value;
+    const auto hl = compare::hodges_lehmann(x, y, conf);
+    r["hl"] = hl.estimate;
+    r["k"] = compare::mann_whitney_ci_rank(x.size(), y.size(), conf);
+    r["ci"] = hl.ci ? json::array({hl.ci->first, hl.ci->second}) : json(nullptr);
+    const auto [lo, hi] = stats::median_ci_indices(x.size(), conf);
+    r["median_ci_indices"] = json::array({lo, hi});
+    out.push_back(r);
+  }
+  std::cout << json{{"results", out}}.dump() << "\n";
+  return 0;
+}

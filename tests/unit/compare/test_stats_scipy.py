@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""The comparator's statistics against an independent reference (scipy), on generated samples.
+
+Usage: test_stats_scipy.py PATH_TO_stats_probe
+"""
+import json
+import math
+import random
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+from scipy import stats
+from scipy.stats import _mannwhitneyu as mwu_impl  # the exact null distribution scipy itself uses
+
+PROBE = None
+
+
+def probe(cases):
+    out = subprocess.run([PROBE], input=json.dumps({"cases": cases}), capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["results"]
+
+
+def gen_cases(seed):
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(60):  # small, continuous: exact path
+        n, m = rng.randint(2, 14), rng.randint(2, 14)
+        shift = rng.choice([0.0, 0.1, 0.3])
+        x = [math.exp(rng.gauss(shift, 0.2)) for _ in range(n)]
+        y = [math.exp(rng.gauss(0, 0.2)) for _ in range(m)]
+        cases.append({"x": x, "y": y, "confidence": rng.choice([0.90, 0.95])})
+    for _ in range(20):  # ties: asymptotic with tie correction
+        n, m = rng.randint(5, 40), rng.randint(5, 40)
+        x = [round(rng.gauss(10.2, 1), 0) for _ in range(n)]
+        y = [round(rng.gauss(10, 1), 0) for _ in range(m)]
+        cases.append({"x": x, "y": y, "confidence": 0.95})
+    for _ in range(10):  # large: normal approximation of the interval
+        n, m = rng.randint(60, 400), rng.randint(60, 400)
+        x = [math.exp(rng.gauss(0.02, 0.05)) for _ in range(n)]
+        y = [math.exp(rng.gauss(0, 0.05)) for _ in range(m)]
+        cases.append({"x": x, "y": y, "confidence": 0.95})
+    return cases
+
+
+class StatsAgainstScipy(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cases = gen_cases(7)
+        cls.results = probe(cls.cases)
+
+    def test_u_and_p_values(self):
+        for c, r in zip(self.cases, self.results):
+            x, y = c["x"], c["y"]
+            asym = stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")
+            self.assertAlmostEqual(r["u"], asym.statistic, places=9)
+            self.assertAlmostEqual(r["p_asymptotic"], asym.pvalue, delta=1e-12 + 1e-9 * asym.pvalue)
+            ties = len(set(x + y)) < len(x) + len(y)
+            if "p_exact" in r and not ties:
+                exact = stats.mannwhitneyu(x, y, alternative="two-sided", method="exact")
+                self.assertAlmostEqual(r["p_exact"], exact.pvalue, delta=1e-12 + 1e-9 * exact.pvalue)
+                self.assertTrue(r["exact"])
+                self.assertAlmostEqual(r["p_auto"], exact.pvalue, delta=1e-12 + 1e-9 * exact.pvalue)
+            if ties:
+                self.assertFalse(r["exact"])
+
+    def test_hodges_lehmann_and_interval(self):
+        for c, r in zip(self.cases, self.results):
+            x, y = np.array(c["x"]), np.array(c["y"])
+            n, m = len(x), len(y)
+            diffs = np.sort(np.subtract.outer(x, y).ravel())
+            self.assertAlmostEqual(r["hl"], float(np.median(diffs)), places=12)
+            alpha_half = (1 - c["confidence"]) / 2
+            if n * m <= 2500:
+                # Largest k with P(U <= k-1) <= alpha/2 under scipy's exact null distribution.
+                k = 0
+                while k + 1 <= n * m and mwu_impl._mwu_state.cdf(k, n, m) <= alpha_half * (1 + 1e-12):
+                    k += 1
+            else:
+                z = stats.norm.ppf(1 - alpha_half)
+                k = int(math.floor(n * m / 2 - z * math.sqrt(n * m * (n + m + 1) / 12)))
+            if k < 1:
+                self.assertIsNone(r["ci"])
+                continue
+            self.assertEqual(r["k"], k)
+            self.assertAlmostEqual(r["ci"][0], diffs[k - 1], places=12)
+            self.assertAlmostEqual(r["ci"][1], diffs[n * m - k], places=12)
+
+    def test_order_statistic_median_ci(self):
+        # B ~ Binomial(n, 1/2) samples fall below the median; the zero-based order statistics
+        # [X(j), X(n-1-j)] cover it with probability 1 - 2 P(B <= j): the narrowest pair keeping
+        # that >= the confidence, or the whole range when none does.
+        for c, r in zip(self.cases, self.results):
+            n = len(c["x"])
+            alpha_half = (1 - c["confidence"]) / 2
+            if stats.binom.cdf(0, n, 0.5) > alpha_half:
+                expect = [0, n - 1]
+            else:
+                j = 0
+                while j + 1 <= (n - 1) // 2 and stats.binom.cdf(j + 1, n, 0.5) <= alpha_half:
+                    j += 1
+                expect = [j, n - 1 - j]
+            self.assertEqual(r["median_ci_indices"], expect, f"n={n}")
+            lo, hi = r["median_ci_indices"]
+            if lo > 0:
+                self.assertGreaterEqual(1 - 2 * stats.binom.cdf(lo, n, 0.5), c["confidence"] - 1e-12)
+
+    def test_interval_coverage(self):
+        # 95% intervals for a known log-ratio shift must cover it about 95% of the time.
+        rng = random.Random(11)
+        true_shift = math.log(1.2)
+        cases = []
+        for _ in range(400):
+            x = [rng.gauss(true_shift, 0.1) for _ in range(15)]
+            y = [rng.gauss(0.0, 0.1) for _ in range(15)]
+            cases.append({"x": x, "y": y, "confidence": 0.95})
+        res = probe(cases)
+        covered = sum(1 for r in res if r["ci"][0] <= true_shift <= r["ci"][1])
+        rate = covered / len(res)
+        # Binomial(400, 0.95): sd 1.1%; the exact interval is conservative (coverage >= 95%).
+        self.assertGreater(rate, 0.92)
+        self.assertLess(rate, 0.995)
+
+
+if __name__ == "__main__":
+    PROBE = sys.argv.pop(1)
+    unittest.main()
