@@ -1,6 +1,7 @@
 // `ccbench run`: MPI-launched collective sweep. Wires options, discovery, the backend, the engine,
 // the watchdog and the outputs together; none of the measuring happens here.
 #include <mpi.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -184,15 +185,23 @@ int run_main(int argc, char** argv) {
       Engine(config, plan, *backend, coordinator, watchdog, quiet).run();
     }
     watchdog.arm(Phase::finish);
-    coordinator.barrier();
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    const double peak_rss = coordinator.max_all(static_cast<double>(usage.ru_maxrss) * 1024.0);
+    const nlohmann::json final_metadata = backend->final_metadata();  // collective
     watchdog.disarm();
     if (rank == 0) {
+      writer->set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
+      writer->merge_software(final_metadata);
       exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
       std::optional<std::string> error;
       if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong elements", totals.wrong);
       const bool saved = writer->finish("complete", exit, error);
-      std::printf("# %zu results, %zu met the CI target (±%.1f%%), %llu wrong elements\n", totals.results,
-                  totals.ci_met, config.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong));
+      std::printf(
+          "# %zu results, %zu met the CI target (±%.1f%%), %llu wrong elements; peak memory %.1f MiB per rank "
+          "(buffers %.1f MiB)\n",
+          totals.results, totals.ci_met, config.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
+          peak_rss / 1048576.0, static_cast<double>(plan.send_bytes + plan.recv_bytes) / 1048576.0);
       if (!config.json_path.empty() && saved) std::printf("# result file: %s\n", config.json_path.c_str());
       if (totals.wrong > 0) std::fprintf(stderr, "ccbench run: %s\n", error->c_str());
     }

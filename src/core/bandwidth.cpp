@@ -42,6 +42,8 @@ double bus_factor(Op op, int nranks) {
     case Op::allgather:
     case Op::reduce_scatter:
     case Op::alltoall: return (n - 1.0) / n;
+    // Both directions carry `bytes` at once: busbw is the aggregate, algbw one direction.
+    case Op::fabric_bibw: return 2.0;
     default: return 1.0;
   }
 }

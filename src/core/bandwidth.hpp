@@ -20,7 +20,7 @@ struct OpLayout {
 OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks);
 
 // busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
-// broadcast and point-to-point 1.
+// broadcast and point-to-point 1, except fabric_bibw 2 (busbw counts both directions).
 double bus_factor(Op op, int nranks);
 
 // algbw in GB/s (1e9 B/s) from S bytes and a time in microseconds; 0 for a non-positive time.

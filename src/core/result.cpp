@@ -97,6 +97,7 @@ json to_json(const ResultFile& file) {
       {"exit_code", file.run.exit_code},
       {"error", file.run.error ? json(*file.run.error) : json(nullptr)},
   };
+  if (file.run.peak_rss_bytes != 0) run["peak_rss_bytes"] = file.run.peak_rss_bytes;
   json results = json::array();
   for (const auto& row : file.results) results.push_back(to_json(row));
   return {
@@ -204,6 +205,9 @@ ResultFile file_from_json(const json& j, const std::string& where) {
   file.run.label = run.value("label", std::string());
   file.run.exit_code = run.value("exit_code", 0);
   if (run.contains("error") && run["error"].is_string()) file.run.error = run["error"].get<std::string>();
+  if (run.contains("peak_rss_bytes") && run["peak_rss_bytes"].is_number_unsigned()) {
+    file.run.peak_rss_bytes = run["peak_rss_bytes"].get<std::uint64_t>();
+  }
   const json& results = require(j, "results", where, "");
   if (!results.is_array()) fail(where, "/results", "must be an array");
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -54,6 +54,7 @@ struct RunInfo {
   std::string label;
   int exit_code = 0;
   std::optional<std::string> error;
+  std::uint64_t peak_rss_bytes = 0;  // the largest peak resident set of any rank (0: not measured)
 };
 
 struct ResultFile {

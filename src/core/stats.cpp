@@ -48,16 +48,16 @@ double binomial_half_cdf(std::size_t n, std::size_t k) {
 std::pair<std::size_t, std::size_t> median_ci_indices(std::size_t n, double confidence) {
   if (n == 0) return {0, 0};
   const double alpha_half = (1.0 - confidence) / 2.0;
-  // Largest k with P(X <= k-1) <= alpha/2: the CI is [X(k), X(n-1-k)] in zero-based order
-  // statistics, whose coverage is 1 - 2 P(X <= k-1).
-  // Start near the normal approximation and walk, so large n does not cost O(n^2).
-  const double z = 1.959963984540054;  // only a starting point; the exact CDF decides
-  const double approx = static_cast<double>(n) / 2.0 - z * std::sqrt(static_cast<double>(n)) / 2.0 - 2.0;
-  std::size_t k = approx > 1.0 ? static_cast<std::size_t>(approx) : 0;
-  if (k > 0 && binomial_half_cdf(n, k - 1) > alpha_half) k = 0;
-  while (k + 1 <= n / 2 && binomial_half_cdf(n, k) <= alpha_half) ++k;
-  if (k == 0) return {0, n - 1};
-  return {k, n - 1 - k};
+  // With B ~ Binomial(n, 1/2) the number of samples below the median, the zero-based order
+  // statistics [X(j), X(n-1-j)] cover the median with probability 1 - 2 P(B <= j). Take the largest
+  // j with P(B <= j) <= alpha/2 (the narrowest interval that keeps the coverage).
+  if (binomial_half_cdf(n, 0) > alpha_half) return {0, n - 1};
+  // Start just below the normal approximation and walk up, so large n costs O(sqrt(n)) per step.
+  const double approx = static_cast<double>(n) / 2.0 - 1.959963984540054 * std::sqrt(static_cast<double>(n)) / 2.0 - 3.0;
+  std::size_t j = approx > 0.0 ? static_cast<std::size_t>(approx) : 0;
+  if (binomial_half_cdf(n, j) > alpha_half) j = 0;
+  while (j + 1 <= (n - 1) / 2 && binomial_half_cdf(n, j + 1) <= alpha_half) ++j;
+  return {j, n - 1 - j};
 }
 
 Summary summarize(std::span<const double> values, double confidence) {

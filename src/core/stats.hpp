@@ -16,7 +16,8 @@ double median_sorted(std::span<const double> sorted);
 double mean(std::span<const double> values);
 
 // Zero-based indices (lo, hi) of the order statistics that bound a distribution-free CI for the
-// median: P(X(lo) <= median <= X(hi)) >= confidence, from the exact Binomial(n, 1/2) distribution.
+// median: P(X(lo) <= median <= X(hi)) >= confidence, from the exact Binomial(n, 1/2) distribution
+// (the narrowest such symmetric pair).
 // For n too small to reach the confidence, returns (0, n-1).
 std::pair<std::size_t, std::size_t> median_ci_indices(std::size_t n, double confidence);
 

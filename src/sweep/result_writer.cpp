@@ -24,6 +24,17 @@ void ResultWriter::append(const ResultRow& row) {
   if (stream_) stream_->append(row);
 }
 
+void ResultWriter::set_peak_rss_bytes(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  file_.run.peak_rss_bytes = bytes;
+}
+
+void ResultWriter::merge_software(const nlohmann::json& extra) {
+  if (!extra.is_object()) return;
+  std::lock_guard lock(mutex_);
+  file_.software.update(extra);
+}
+
 std::size_t ResultWriter::result_count() {
   std::lock_guard lock(mutex_);
   return file_.results.size();

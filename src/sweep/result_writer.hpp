@@ -25,6 +25,9 @@ class ResultWriter {
   // call wins, later calls (a signal racing the normal end) do nothing.
   bool finish(const std::string& status, int exit_code, const std::optional<std::string>& error);
 
+  void set_peak_rss_bytes(std::uint64_t bytes);
+  // Adds what the backend learned by the end of the run (Backend::final_metadata) to "software".
+  void merge_software(const nlohmann::json& extra);
   std::size_t result_count();
   const std::filesystem::path& path() const { return path_; }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, runs the default quick local sweep on 2 ranks and
+# prints the table and where the result file went.
+#   scripts/run.sh                      # configs/sweeps/quick.yaml
+#   SWEEP=full scripts/run.sh           # configs/sweeps/full.yaml
+#   NP=4 scripts/run.sh -- --trials 3   # extra arguments after -- go to `ccbench run`
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+"$root/scripts/setup.sh"
+
+[[ "${1:-}" == "--" ]] && shift
+sweep=${SWEEP:-quick}
+np=${NP:-2}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out_dir="$root/results/local"
+mkdir -p "$out_dir"
+json="$out_dir/$stamp.json"
+
+mpi_root=()
+[[ $(id -u) -eq 0 ]] && mpi_root=(--allow-run-as-root)
+echo "run: mpirun -np $np ccbench run --config configs/sweeps/$sweep.yaml -J $json $*"
+set +e
+mpirun -np "$np" --oversubscribe "${mpi_root[@]}" "$build_dir/ccbench" run \
+  --config "$root/configs/sweeps/$sweep.yaml" --label "local-$sweep" -J "$json" --progress always "$@"
+rc=$?
+set -e
+if [[ -f "$json" ]] && "$build_dir/ccbench" report --help >/dev/null 2>&1; then
+  "$build_dir/ccbench" report "$json" --format html --out "${json%.json}.html" >/dev/null &&
+    echo "run: report  ${json%.json}.html"
+fi
+echo "run: result file $json (exit $rc)"
+exit $rc

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test (unit, integration with real mpirun, e2e).
+#   scripts/test.sh             # everything
+#   scripts/test.sh -R compare  # extra arguments go to ctest
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+"$root/scripts/setup.sh"
+
+# mpirun as root (CI runs as root); tests pass --oversubscribe themselves.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+cd "$build_dir"
+# Serial: the integration and e2e tests time real MPI runs on a 2-core machine.
+ctest --output-on-failure --timeout 900 "$@"

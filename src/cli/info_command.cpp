@@ -1,0 +1,139 @@
+// `ccbench info`: the discovered system as JSON. From a shell it describes this host; under mpirun
+// or srun it gathers every rank's host, as a result file's "system" section would.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "backends/backend.hpp"
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "system/host_info.hpp"
+#include "system/instance_profile.hpp"
+#include "system/library_versions.hpp"
+#include "system/tool_version.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+// MPI_Init only under a launcher: a singleton MPI_Init from a plain shell is slow, and in some
+// containers fails, for no benefit here.
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(var) != nullptr) return true;
+  }
+  return false;
+}
+
+int info_main(int argc, char** argv) {
+  CLI::App app{"ccbench info: the discovered system as JSON (from a shell, or under mpirun/srun for all hosts)",
+               "ccbench info"};
+  std::string instance_type;
+  std::string out;
+  app.add_option("--instance-type", instance_type, "override the DMI product name");
+  app.add_option("--out", out, "write the JSON here instead of stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return exit_code::ok;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccbench info: %s\n", e.what());
+    return exit_code::usage;
+  }
+
+  const bool use_mpi = launched_by_mpi();
+  int rank = 0;
+  int size = 1;
+  if (use_mpi) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+  const system::HostInfo local = system::read_host_info();
+  std::string mine = system::to_json(local).dump();
+  std::vector<std::string> all{mine};
+  if (use_mpi) {
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(static_cast<std::size_t>(size));
+    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<int> displs(static_cast<std::size_t>(size));
+    int total = 0;
+    for (int i = 0; i < size; ++i) {
+      displs[static_cast<std::size_t>(i)] = total;
+      total += lens[static_cast<std::size_t>(i)];
+    }
+    std::string buffer(static_cast<std::size_t>(total), '\0');
+    MPI_Gatherv(mine.data(), len, MPI_CHAR, buffer.data(), lens.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      all.clear();
+      for (int i = 0; i < size; ++i) {
+        all.push_back(buffer.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]),
+                                    static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
+      }
+    }
+  }
+  int rc = exit_code::ok;
+  if (rank == 0) {
+    nlohmann::json hosts = nlohmann::json::array();
+    std::map<std::string, int> ranks_on_host;
+    for (const auto& text : all) {
+      const nlohmann::json host = nlohmann::json::parse(text);
+      if (ranks_on_host[host.value("hostname", "")]++ == 0) hosts.push_back(host);
+    }
+    int ranks_per_node = 0;
+    for (const auto& [name, count] : ranks_on_host) ranks_per_node = std::max(ranks_per_node, count);
+    if (instance_type.empty()) {
+      const char* forced = std::getenv("OFI_NCCL_FORCE_PRODUCT_NAME");
+      instance_type = forced != nullptr ? forced : local.product_name;
+    }
+    nlohmann::json profile = nullptr;
+    if (const auto p = system::find_instance_profile(instance_type)) {
+      profile = {{"gpus", p->gpus},         {"gpu", p->gpu},           {"efa_generation", p->efa_generation},
+                 {"efa_devices", p->efa_devices}, {"efa_gbps", p->efa_gbps}, {"nvlink", p->nvlink}};
+    }
+    nlohmann::json backends = nlohmann::json::array();
+    for (const auto& b : backend_table()) {
+      backends.push_back({{"name", b.name},
+                          {"built_in", b.create != nullptr},
+                          {"summary", b.summary},
+                          {"missing_reason", b.create != nullptr ? nlohmann::json(nullptr) : nlohmann::json(b.missing_reason)}});
+    }
+    nlohmann::json software = system::library_versions();
+    software.update(built_in_library_versions());
+    const nlohmann::json doc = {
+        {"tool", {{"name", "ccbench"}, {"version", system::tool_version()}, {"git", system::tool_git_commit()}}},
+        {"system",
+         {{"instance_type", instance_type},
+          {"instance_profile", profile},
+          {"nodes", static_cast<int>(ranks_on_host.size())},
+          {"ranks", size},
+          {"ranks_per_node", ranks_per_node},
+          {"hosts", hosts}}},
+        {"software", software},
+        {"backends", backends},
+        {"environment", system::captured_environment()},
+    };
+    const std::string text = doc.dump(2) + "\n";
+    if (out.empty()) {
+      std::fputs(text.c_str(), stdout);
+    } else if (std::FILE* f = std::fopen(out.c_str(), "w")) {
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "ccbench info: --out %s: cannot write\n", out.c_str());
+      rc = exit_code::usage;
+    }
+  }
+  if (use_mpi) MPI_Finalize();
+  return rc;
+}
+
+const bool registered = register_command({"info", "discovered system as JSON (shell or mpirun)", &info_main});
+
+}  // namespace
+}  // namespace ccbench::cli

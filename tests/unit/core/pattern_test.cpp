@@ -1,0 +1,128 @@
+// The seeded pattern: exact in every dtype, and every op's expected output consistent with a
+// host simulation of the collective.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/bandwidth.hpp"
+#include "core/pattern.hpp"
+#include "core/types.hpp"
+
+namespace ccbench {
+namespace {
+
+pattern::Params params(DType dtype, RedOp redop, int nranks) {
+  pattern::Params p;
+  p.nranks = nranks;
+  p.seed = 7;
+  p.exact_limit = info(dtype).exact_int_limit;
+  p.is_signed = info(dtype).is_signed;
+  p.redop = redop;
+  return p;
+}
+
+TEST(Pattern, ReductionsStayWithinTheExactRangeOfEveryType) {
+  for (DType dtype : all_dtypes()) {
+    for (RedOp redop : all_redops()) {
+      for (int nranks : {1, 2, 3, 4, 7, 8, 16, 64, 1024}) {
+        const auto p = params(dtype, redop, nranks);
+        const std::int64_t limit = info(dtype).exact_int_limit;
+        for (std::uint64_t i = 0; i < 300; ++i) {
+          std::int64_t partial = 0;
+          // Every partial sum (any reduction order's intermediate) stays exact too: the inputs are
+          // non-negative for sum/avg, so the running total is bounded by the final one.
+          for (int r = 0; r < nranks; ++r) {
+            const std::int64_t v = pattern::reduce_input(p, r, i);
+            ASSERT_LE(v < 0 ? -v : v, limit) << name(dtype) << " " << name(redop);
+            if (redop == RedOp::sum || redop == RedOp::avg) {
+              ASSERT_GE(v, 0);
+              partial += v;
+            }
+          }
+          ASSERT_LE(partial, limit) << name(dtype) << " " << name(redop) << " n=" << nranks;
+          const std::int64_t out = pattern::reduced_value(p, i);
+          ASSERT_LE(out < 0 ? -out : out, limit);
+          if (!info(dtype).is_signed) ASSERT_GE(out, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(Pattern, AvgIsAnExactInteger) {
+  for (int nranks : {2, 3, 5, 8}) {
+    const auto p = params(DType::float32, RedOp::avg, nranks);
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+      std::int64_t sum = 0;
+      for (int r = 0; r < nranks; ++r) sum += pattern::reduce_input(p, r, i);
+      ASSERT_EQ(sum % nranks, 0);
+      ASSERT_EQ(pattern::reduced_value(p, i), sum / nranks);
+    }
+  }
+}
+
+TEST(Pattern, ReductionsAreNotTrivial) {
+  // A pattern that is constant would let a wrong result pass: check values vary across elements.
+  for (RedOp redop : {RedOp::sum, RedOp::prod, RedOp::min, RedOp::max}) {
+    const auto p = params(DType::float32, redop, 4);
+    std::int64_t lo = pattern::reduced_value(p, 0), hi = lo;
+    for (std::uint64_t i = 1; i < 200; ++i) {
+      lo = std::min(lo, pattern::reduced_value(p, i));
+      hi = std::max(hi, pattern::reduced_value(p, i));
+    }
+    EXPECT_LT(lo, hi) << name(redop);
+  }
+}
+
+// Simulates each collective on the host from the inputs and compares with expected_value.
+TEST(Pattern, ExpectedValuesMatchASimulationOfEveryOp) {
+  for (int n : {1, 2, 3, 4}) {
+    for (RedOp redop : {RedOp::sum, RedOp::prod, RedOp::min, RedOp::max}) {
+      auto p = params(DType::int32, redop, n);
+      p.root = n - 1;
+      const std::uint64_t count = 5;
+      std::vector<std::vector<std::int64_t>> in(static_cast<std::size_t>(n));
+      for (Op op : all_collective_ops()) {
+        const auto reduce = [&](std::uint64_t idx) {
+          std::int64_t acc = pattern::input_value(op, p, 0, idx);
+          for (int r = 1; r < n; ++r) {
+            const std::int64_t v = pattern::input_value(op, p, r, idx);
+            acc = redop == RedOp::sum ? acc + v : redop == RedOp::prod ? acc * v : redop == RedOp::min ? std::min(acc, v) : std::max(acc, v);
+          }
+          return acc;
+        };
+        for (int rank = 0; rank < n; ++rank) {
+          const std::uint64_t out_elements = (op == Op::allgather || op == Op::alltoall) ? count * n : count;
+          for (std::uint64_t i = 0; i < out_elements; ++i) {
+            std::int64_t want = 0;
+            switch (op) {
+              case Op::allreduce: want = reduce(i); break;
+              case Op::reduce_scatter: want = reduce(static_cast<std::uint64_t>(rank) * count + i); break;
+              case Op::allgather: want = pattern::input_value(op, p, static_cast<int>(i / count), i % count); break;
+              case Op::alltoall:
+                want = pattern::input_value(op, p, static_cast<int>(i / count), rank * count + i % count);
+                break;
+              default: want = pattern::input_value(op, p, p.root, i); break;
+            }
+            ASSERT_EQ(pattern::expected_value(op, p, rank, i, count), want) << name(op) << " rank " << rank << " i " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Pattern, MisplacedBlocksAreCaught) {
+  // An allgather that swapped two ranks' blocks must differ in most elements.
+  const auto p = params(DType::float32, RedOp::none, 4);
+  const std::uint64_t count = 256;
+  int same = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    same += pattern::data_value(p, 1, i) == pattern::data_value(p, 2, i) ? 1 : 0;
+  }
+  EXPECT_LT(same, static_cast<int>(count) / 4);
+}
+
+}  // namespace
+}  // namespace ccbench
