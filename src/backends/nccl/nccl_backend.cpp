@@ -278,8 +278,12 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-      throw UsageError("no CUDA device visible (cudaGetDeviceCount: " +
-                       (e != cudaSuccess ? cuda_error(e) : std::string("0 devices")) + ")");
+      std::string why = e != cudaSuccess ? cuda_error(e) : std::string("0 devices");
+      int driver = 0;
+      if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
+        why += "; no NVIDIA driver is loaded";
+      }
+      throw UsageError("no CUDA device visible (cudaGetDeviceCount: " + why + ")");
     }
     device_ = options.local_rank % count;
     mine.device = device_;
