@@ -139,7 +139,8 @@ TEST(NcclKernels, FillMatchesTheHostPattern) {
         const int rank = std::uniform_int_distribution<int>(0, nranks - 1)(rng);
         const std::uint64_t n = std::uniform_int_distribution<std::uint64_t>(1, 200000)(rng);
         const std::uint64_t first = std::uniform_int_distribution<std::uint64_t>(0, 1000)(rng);
-        pattern::Params p = params_for(d, info(op).is_reduction ? redop : RedOp::none, nranks, rng());
+        pattern::Params p =
+            params_for(d, info(op).is_reduction ? redop : RedOp::none, nranks, static_cast<std::uint32_t>(rng()));
         DeviceBuffer buffer(n * elt);
         ASSERT_EQ(fill_input(d, buffer.ptr, n, op, p, rank, first, nullptr), cudaSuccess);
         std::vector<unsigned char> got(n * elt);
@@ -166,7 +167,8 @@ TEST(NcclKernels, VerifyAcceptsExpectedAndCountsEachPoisonedElement) {
         const int rank = std::uniform_int_distribution<int>(0, nranks - 1)(rng);
         const std::uint64_t count = std::uniform_int_distribution<std::uint64_t>(1, 3000)(rng);
         const std::uint64_t n = (op == Op::allgather || op == Op::alltoall) ? count * nranks : count;
-        pattern::Params p = params_for(d, info(op).is_reduction ? redop : RedOp::none, nranks, rng());
+        pattern::Params p =
+            params_for(d, info(op).is_reduction ? redop : RedOp::none, nranks, static_cast<std::uint32_t>(rng()));
         std::vector<unsigned char> expected(n * elt);
         for (std::uint64_t i = 0; i < n; ++i) {
           host_value(d, pattern::expected_value(op, p, rank, i, count), expected.data() + i * elt);
