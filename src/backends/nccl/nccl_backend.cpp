@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 // before the backend exists). Override with CCBENCH_NCCL_INIT_TIMEOUT (seconds, 0 = no limit).
 constexpr double kDefaultInitTimeoutS = 600.0;
 // How long the destructor lets ncclCommFinalize flush before falling back to ncclCommAbort.
-constexpr double kFinalizeTimeoutS = 30.0;
+constexpr double kFinalizeTimeoutS = 10.0;
 
 std::string cuda_version_string(int v) {
   if (v <= 0) return "";
@@ -455,7 +455,6 @@ void NcclBackend::init_communicator(const ncclUniqueId& id) {
   // Nonblocking: no NCCL call blocks the measuring thread, so the watchdog's ncclCommAbort can
   // always break a hang (docs/nccl-backend.md).
   config.blocking = 0;
-  config.commName = "ccbench";
   ncclComm_t comm = nullptr;
   ncclResult_t r = ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config);
   const double timeout_s = init_timeout_s();
@@ -675,6 +674,10 @@ void NcclBackend::prepare_graph(const CaseSpec& c) {
   if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
   graph_exec_ = nullptr;
   graph_key_.reset();
+  // One eager op first: NCCL connects peers lazily at the first op of a kind, which must not happen
+  // inside a capture.
+  enqueue(c);
+  wait_stream(&c);
   check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), &c, "cudaStreamBeginCapture");
   cudaGraph_t graph = nullptr;
   try {
