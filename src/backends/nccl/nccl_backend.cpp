@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 // ncclCommInitRank over a slow or broken network must not wait forever (the watchdog is not armed
 // before the backend exists). Override with CCBENCH_NCCL_INIT_TIMEOUT (seconds, 0 = no limit).
-constexpr double kDefaultInitTimeoutS = 600.0;
+constexpr double kDefaultInitTimeoutS = 300.0;
 // How long the destructor lets ncclCommFinalize flush before falling back to ncclCommAbort.
 constexpr double kFinalizeTimeoutS = 10.0;
 
@@ -260,9 +260,6 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
   if (options.graph_launches < 0 || options.graph_launches > 4096) {
     throw UsageError("-G/--cudagraph: expected 0..4096 ops per graph, got " + std::to_string(options.graph_launches));
   }
-  if (path_ == "nvlink" && env_or("NCCL_P2P_DISABLE") == "1") {
-    throw UsageError("--path nvlink: NCCL_P2P_DISABLE=1 in the environment forbids NVLink peer-to-peer");
-  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks_);
 
@@ -275,6 +272,10 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
   mine.local_rank = options.local_rank;
   mine.device = -1;
   try {
+    // Local checks throw here and are shared below, so every rank fails together.
+    if (path_ == "nvlink" && env_or("NCCL_P2P_DISABLE") == "1") {
+      throw UsageError("--path nvlink: NCCL_P2P_DISABLE=1 in the environment forbids NVLink peer-to-peer");
+    }
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
