@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Bad input ends before measuring with exit 2 and a message; --list-providers needs no launcher."""
+import subprocess
+import unittest
+
+import fabric_mpi as m
+
+
+class Usage(unittest.TestCase):
+    def test_list_providers_without_mpirun(self):
+        r = subprocess.run([m.CCBENCH, "fabric", "--list-providers"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("provider", r.stdout)
+        self.assertIn("endpoint", r.stdout)
+        providers = {line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip()}
+        self.assertIn("shm", providers)
+        self.assertTrue(any(p.startswith("tcp") for p in providers), providers)
+
+    def test_unknown_provider_exits_2_listing_the_offered(self):
+        r = m.run(["-p", "nosuchprov", "--ops", "pingpong"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("nosuchprov", r.stderr)
+        self.assertIn("no such provider", r.stderr)
+        self.assertIn("shm", r.stderr)
+        self.assertIn("tcp", r.stderr)
+
+    def test_bad_flags_exit_2(self):
+        for args, text in ((["--ops", "allreduce"], "--ops"), (["--window", "0"], "--window"),
+                           (["--memory", "rocm"], "--memory"), (["-n", "x"], "-n/--iters")):
+            r = m.run(args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(text, r.stderr)
+
+    def test_needs_exactly_two_ranks(self):
+        r = m.run(["--ops", "pingpong"], np=3)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("exactly 2 ranks", r.stderr)
+
+    def test_cuda_memory_without_gpu_exits_2(self):
+        r = m.run(["-p", "shm", "--memory", "cuda", "--ops", "pingpong"])
+        if r.returncode == 0:
+            self.skipTest("a GPU and an FI_HMEM provider are present")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--memory cuda", r.stderr)
+
+    def test_provider_without_reachable_peer_exits_2(self):
+        # tcp on the loopback domain: reachable on one host. An unknown domain is refused up front.
+        r = m.run(["-p", "tcp", "-D", "no-such-nic", "--ops", "pingpong"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no-such-nic", r.stderr)
+
+    def test_help_exits_0(self):
+        r = m.run(["--help"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--provider", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
