@@ -4,6 +4,7 @@
 // unwritable --out), with a message naming the file or flag. A comparison overlaid with --baseline
 // does not change the exit code: gating is `ccbench compare`'s job.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "cli/command.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
+#include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "report/compare_render.hpp"
@@ -27,40 +29,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A file, or a folder's *.json result files (sorted by name; a .jsonl only when its .json is absent).
-std::vector<fs::path> expand(const std::string& input) {
-  std::error_code ec;
-  const fs::path path(input);
-  if (!fs::exists(path, ec)) throw ParseError(input + ": no such file or folder");
-  if (!fs::is_directory(path, ec)) return {path};
-  std::vector<fs::path> found;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
-    const fs::path p = entry.path();
-    if (!entry.is_regular_file(ec)) continue;
-    if (p.extension() == ".json") found.push_back(p);
-    if (p.extension() == ".jsonl" && !fs::exists(fs::path(p).replace_extension(".json"), ec)) found.push_back(p);
-  }
-  if (ec) throw ParseError(input + ": cannot list folder (" + ec.message() + ")");
-  if (found.empty()) throw ParseError(input + ": folder holds no result files (*.json, *.jsonl)");
-  std::ranges::sort(found);
-  return found;
-}
-
 std::vector<ResultFile> load_all(const std::vector<std::string>& inputs) {
   std::vector<ResultFile> files;
   for (const auto& input : inputs) {
-    for (const auto& p : expand(input)) files.push_back(load_result_file(p));
+    // A file, or a folder's result files (the rules of `ccbench compare`).
+    for (const auto& p : compare::expand_input(input)) files.push_back(load_result_file(p));
   }
   return files;
 }
 
 // Fails before any rendering when --out cannot be created: its folder must exist and be writable.
+// (Writing can still fail later, e.g. a full disk; that is reported as well.)
 void check_writable(const std::string& out) {
   std::error_code ec;
   const fs::path path(out);
   if (fs::is_directory(path, ec)) throw UsageError("--out " + out + ": is a folder, expected a file path");
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) throw UsageError("--out " + out + ": folder " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError("--out " + out + ": folder " + dir.string() + " is not writable");
 }
 
 // The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (DESIGN.md "Verdict").

@@ -150,7 +150,7 @@ std::string verdict_section(const nlohmann::json& v, const std::vector<std::stri
                          esc(json_text(r.value("op", nlohmann::json()))),
                          bytes.is_number_unsigned() ? human_bytes(bytes.get<std::uint64_t>()) : esc(json_text(bytes)),
                          num(r.value("ratio", nlohmann::json())), esc(interval(r.value("ci", nlohmann::json()))),
-                         num(r.value("p_value", nlohmann::json()), 3));
+                         p_value_text(r.value("p_value", nlohmann::json())));
     }
     out += "</table></details>\n";
   }

@@ -41,8 +41,8 @@ std::string interval(const nlohmann::json& ci, int digits = 4) {
 
 void verdict_section(const nlohmann::json& v, std::string& out) {
   const std::string verdict = v.value("verdict", std::string("unknown"));
-  out +=
-      fmt::format("### Verdict: **{}** (exit {})\n\n", verdict, v.contains("exit_code") ? v["exit_code"].dump() : "?");
+  out += fmt::format("### Verdict: **{}** (exit {})\n\n", verdict == "none" ? std::string("no verdict") : verdict,
+                     v.contains("exit_code") ? v["exit_code"].dump() : "?");
   if (v.contains("reason") && v["reason"].is_string() && !v["reason"].get<std::string>().empty()) {
     out += cell(v["reason"].get<std::string>()) + "\n\n";
   }
@@ -64,7 +64,7 @@ void verdict_section(const nlohmann::json& v, std::string& out) {
       out += fmt::format("| {} | {} | {} | {} | {} |\n", cell(op),
                          bytes.is_number_unsigned() ? human_bytes(bytes.get<std::uint64_t>()) : json_text(bytes),
                          num(r.value("ratio", nlohmann::json())), interval(r.value("ci", nlohmann::json())),
-                         num(r.value("p_value", nlohmann::json()), 3));
+                         p_value_text(r.value("p_value", nlohmann::json())));
     }
     out += "\n";
   }

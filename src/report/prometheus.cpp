@@ -142,10 +142,10 @@ std::string render_prometheus(const ReportInput& input) {
                                std::pair{"0.99", r.time_us.p99}, std::pair{"1", r.time_us.max}}) {
       Labels l = base;
       l.emplace_back("quantile", q);
-      w.sample("ccbench_time_seconds", l, v * 1e-6);
+      w.sample("ccbench_time_seconds", l, v / 1e6);
     }
     const double n = static_cast<double>(r.samples_us.size());
-    w.sample("ccbench_time_seconds_sum", base, r.time_us.mean * n * 1e-6);
+    w.sample("ccbench_time_seconds_sum", base, r.time_us.mean * n / 1e6);
     w.sample("ccbench_time_seconds_count", base, n);
   });
   w.family("ccbench_time_median_ci95_seconds", "gauge",
@@ -155,7 +155,7 @@ std::string render_prometheus(const ReportInput& input) {
     for (const auto& [bound, v] : {std::pair{"lower", r.time_us.ci95_lo}, std::pair{"upper", r.time_us.ci95_hi}}) {
       Labels l = row_labels(f, r);
       l.emplace_back("bound", bound);
-      w.sample("ccbench_time_median_ci95_seconds", l, v * 1e-6);
+      w.sample("ccbench_time_median_ci95_seconds", l, v / 1e6);
     }
   });
   w.family("ccbench_wrong_elements", "gauge", "Elements that failed the data check (0 when correct).");

@@ -253,6 +253,13 @@ std::string claim_text(const nlohmann::json& claim) {
   return out;
 }
 
+std::string p_value_text(const nlohmann::json& p) {
+  if (!p.is_number()) return "—";
+  const double v = p.get<double>();
+  if (v < 1e-4) return "<0.0001";
+  return fmt::format("{:.2g}", v);
+}
+
 std::string exact(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";

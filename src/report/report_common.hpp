@@ -66,6 +66,9 @@ std::string json_text(const nlohmann::json& value);
 // A verdict's claim object as "key: value, ..." without the empty fields.
 std::string claim_text(const nlohmann::json& claim);
 
+// A p-value for people: "0.032", "<0.0001"; "—" when not a number.
+std::string p_value_text(const nlohmann::json& p);
+
 // Shortest text that reads back to the same double (CSV, Prometheus, JSON-like outputs).
 std::string exact(double value);
 // Human formatting with a fixed number of significant digits ("0.00123", "12.3", "45678").

@@ -201,10 +201,14 @@ std::string svg_line_chart(const ChartSpec& spec, const std::vector<ChartSeries>
   }
   if (spec.log_x) {
     const double span = x.hi - x.lo;
-    const int step = std::max(1, static_cast<int>(std::ceil(span / 8)));
+    // Labels on multiples of a 1-2-5 step of the exponent, so 1K, 1M and 1G (2^10, 2^20, 2^30) get theirs.
+    int step = 20;
+    for (const int candidate : {10, 5, 2, 1}) {
+      if (span / candidate <= 8) step = candidate;
+    }
     for (int e = static_cast<int>(x.lo); e <= static_cast<int>(x.hi); ++e) {
       const double v = std::pow(x.base, e);
-      const bool major = (e - static_cast<int>(x.lo)) % step == 0;
+      const bool major = e % step == 0;
       vline(x.to_pixel(v), major ? "#999999" : "#dddddd", major ? 0.6 : 0.5);
       if (major) {
         labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x.to_pixel(v),
