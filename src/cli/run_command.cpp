@@ -4,12 +4,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <map>
 #include <memory>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -25,6 +22,7 @@
 #include "sweep/plan.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/watchdog.hpp"
+#include "system/host_info.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -75,9 +73,12 @@ class RunOutput final : public SweepObserver {
     if (const auto dead = peers.describe_failed_peers(); !dead.empty()) {
       exit_code = exit_code::peer_failed;
       status = "failed";
-      message = "peer failed: " + dead + " (during " + message + ")";
+      message = "peer failed: " + dead + "; " + message;
     } else if (const auto stopped = peers.describe_stopped_peers(); !stopped.empty()) {
       message += "; " + stopped;
+    } else if (event.signal == SIGTERM) {
+      // mpirun ends the whole job with SIGTERM when any rank dies; a peer on another host may be why.
+      message += " (if the launcher sent it, a peer may have failed: see the launcher's output)";
     }
   }
   if (backend != nullptr) backend->abort();
@@ -101,6 +102,7 @@ int finish_mpi(int code) {
 
 int run_main(int argc, char** argv) {
   Watchdog::block_termination_signals();  // before MPI_Init: MPI's threads inherit the mask
+  system::environment_at_startup();        // before the backend sets variables of its own
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const Coordinator coordinator(MPI_COMM_WORLD);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -26,17 +27,23 @@ char process_state(int pid) {
   return line[close + 2];
 }
 
-std::string hostname() {
+// Identifies the process table this rank's /proc shows: the machine's boot id and the pid namespace.
+// Two containers can share a hostname; only ranks with the same identity can inspect each other.
+std::string process_table_identity() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
-  return name;
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  std::error_code ec;
+  const std::string pidns = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();
+  return std::string(name) + "|" + boot_id + "|" + pidns;
 }
 
 }  // namespace
 
 PeerTable PeerTable::exchange(const Coordinator& coordinator) {
   PeerTable table;
-  table.my_host_ = hostname();
+  table.my_host_ = process_table_identity();
   const auto all = coordinator.gather_to_root(table.my_host_ + " " + std::to_string(::getpid()));
   for (std::size_t r = 0; r < all.size(); ++r) {
     std::istringstream in(all[r]);
@@ -50,14 +57,15 @@ PeerTable PeerTable::exchange(const Coordinator& coordinator) {
 std::string PeerTable::describe(bool stopped) const {
   std::string out;
   for (const auto& peer : peers_) {
-    if (peer.host != my_host_) continue;  // only local processes can be inspected
+    if (peer.host != my_host_) continue;  // only processes in this process table can be inspected
     const char state = process_state(peer.pid);
     std::string what;
     if (!stopped && (state == '?' || state == 'Z' || state == 'X')) what = "exited";
     if (stopped && (state == 'T' || state == 't')) what = "is stopped";
     if (what.empty()) continue;
+    const std::string host = peer.host.substr(0, peer.host.find('|'));
     out += (out.empty() ? "" : ", ") + ("rank " + std::to_string(peer.rank) + " (pid " + std::to_string(peer.pid) +
-                                        " on " + peer.host + ") " + what);
+                                        " on " + host + ") " + what);
   }
   return out;
 }
@@ -132,7 +140,7 @@ ResultFile describe_run(const RunConfig& config, const Coordinator& coordinator,
   file.software = system::library_versions();
   file.software.update(built_in_library_versions());
   file.software.update(backend_meta);
-  file.environment = system::captured_environment();
+  file.environment = system::environment_at_startup();
   file.config = to_json(config);
   file.config["clock"] = backend.clock();
   nlohmann::json skipped = nlohmann::json::array();

@@ -143,4 +143,9 @@ nlohmann::json captured_environment() {
   return nlohmann::json(found);
 }
 
+const nlohmann::json& environment_at_startup() {
+  static const nlohmann::json snapshot = captured_environment();
+  return snapshot;
+}
+
 }  // namespace ccbench::system

@@ -47,5 +47,9 @@ nlohmann::json to_json(const HostInfo& host);
 // The environment variables that change how collectives behave: NCCL_*, FI_*, OMPI_*, UCX_*, CUDA_*,
 // SLURM_*, plus a few more that matter (OFI_NCCL_*, PMIX_RANK...). Sorted by name.
 nlohmann::json captured_environment();
+// captured_environment() as it was at the first call: commands call it before a backend sets
+// variables of its own (NCCL_DEBUG_FILE, NCCL_P2P_DISABLE for --path efa; those are recorded by the
+// backend), so a result file shows the environment the user ran with.
+const nlohmann::json& environment_at_startup();
 
 }  // namespace ccbench::system
