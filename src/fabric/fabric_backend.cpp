@@ -59,7 +59,13 @@ InfoPtr getinfo(const EndpointOptions& o, const std::string& provider, std::uint
     return nullptr;
   }
   InfoPtr all(list);
-  return InfoPtr(fi_dupinfo(all.get()));  // the first match: fi_getinfo orders by preference
+  // The first match (fi_getinfo orders by preference); some utility providers do not filter on the
+  // domain hint, so a requested domain is matched here too.
+  for (const fi_info* i = all.get(); i != nullptr; i = i->next) {
+    const char* domain = i->domain_attr->name;
+    if (o.domain.empty() || (domain != nullptr && o.domain == domain)) return InfoPtr(fi_dupinfo(i));
+  }
+  return nullptr;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -67,6 +73,8 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
 }
+
+struct ProbeTimeout {};
 
 bool is_peer_error(int err) {
   switch (err) {
@@ -258,21 +266,23 @@ void FabricBackend::connect(const std::string& peer_address) {
 }
 
 std::string FabricBackend::probe(double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  // No watchdog runs yet: progress() enforces this deadline, also while a post is refused (-FI_EAGAIN,
+  // e.g. a connection that never comes up).
+  probe_deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(timeout_s));
+  std::string why;
   try {
     const std::uint64_t rx_target = rx_done_ + 1;
     post_recv(ctrl_rx_.buffer.data(), kCtrlMessage, ctrl_rx_.desc, kTagProbe);
     post_send(ctrl_tx_.buffer.data(), kCtrlMessage, ctrl_tx_.desc, kTagProbe);
-    while (rx_done_ < rx_target || tx_done_ < tx_posted_) {
-      progress();
-      if (std::chrono::steady_clock::now() > deadline) {
-        return fmt::format("no answer from the peer within {} s over provider {}", timeout_s, provider_);
-      }
-    }
+    while (rx_done_ < rx_target || tx_done_ < tx_posted_) progress();
+  } catch (const ProbeTimeout&) {
+    why = fmt::format("no answer from the peer within {} s over provider {}", timeout_s, provider_);
   } catch (const std::exception& e) {
-    return e.what();
+    why = e.what();
   }
-  return "";
+  probe_deadline_.reset();
+  return why;
 }
 
 nlohmann::json FabricBackend::describe() const {
@@ -595,6 +605,7 @@ void FabricBackend::poll(fid_cq* cq, std::uint64_t& done) {
 void FabricBackend::progress() {
   poll(txcq_, tx_done_);
   poll(rxcq_, rx_done_);
+  if (probe_deadline_ && std::chrono::steady_clock::now() > *probe_deadline_) throw ProbeTimeout();
 }
 
 // Busy polling with no deadline of its own: a peer that stalls is caught by the watchdog thread,

@@ -14,8 +14,10 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -144,6 +146,7 @@ class FabricBackend final : public Backend {
   std::vector<fi_context2> tx_ctx_, rx_ctx_;
   std::size_t tx_ctx_next_ = 0, rx_ctx_next_ = 0;
   std::uint64_t tx_posted_ = 0, tx_done_ = 0, rx_posted_ = 0, rx_done_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> probe_deadline_;
   Op current_op_ = Op::fabric_pingpong;
   std::size_t current_bytes_ = 0;
   std::vector<std::uint8_t> staging_;

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Bad input ends before measuring with exit 2 and a message; --list-providers needs no launcher."""
 import subprocess
+import time
 import unittest
 
 import fabric_mpi as m
@@ -43,11 +44,22 @@ class Usage(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--memory cuda", r.stderr)
 
-    def test_provider_without_reachable_peer_exits_2(self):
-        # tcp on the loopback domain: reachable on one host. An unknown domain is refused up front.
+    def test_unknown_domain_exits_2(self):
         r = m.run(["-p", "tcp", "-D", "no-such-nic", "--ops", "pingpong"])
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("no-such-nic", r.stderr)
+
+    def test_provider_that_cannot_reach_the_peer_exits_2(self):
+        # The ranks disagree on the provider (as when FI_PROVIDER differs between nodes): rank 0's tcp
+        # cannot talk to rank 1's udp. The probe before measuring fails within -T seconds on both.
+        one = ["--ops", "pingpong", "-T", "3"]
+        cmd = m.MPIRUN + ["-np", "1", m.CCBENCH, "fabric", "-p", "tcp"] + one + \
+            [":", "-np", "1", m.CCBENCH, "fabric", "-p", "udp"] + one
+        t0 = time.time()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=m.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("cannot reach the peer", r.stderr)
+        self.assertLess(time.time() - t0, 30)
 
     def test_help_exits_0(self):
         r = m.run(["--help"])
