@@ -9,7 +9,7 @@ script=$(readlink -f "$2")
 say() { echo "ci-regression-test: $*"; }
 command -v mpirun >/dev/null || { say "SKIP: mpirun not found (Debian package openmpi-bin)"; exit 77; }
 # `ccbench --help` lists the commands this build has (`run --help` would start MPI).
-if ! "$ccbench" --help 2>&1 | grep -qE '^ +run '; then say "SKIP: $ccbench has no run command"; exit 77; fi
+if ! "$ccbench" --help 2>&1 | grep -E '^ +run ' >/dev/null; then say "SKIP: $ccbench has no run command"; exit 77; fi
 T=$(mktemp -d /tmp/ccbench-ci.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { say "FAILED: $*"; exit 1; }

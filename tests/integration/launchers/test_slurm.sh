@@ -17,7 +17,7 @@ for cmd in munged mungekey slurmctld slurmd sbatch srun scontrol sinfo; do
   command -v $cmd >/dev/null || { say "SKIP: $cmd not found (Debian packages slurm-wlm munge)"; exit $SKIP; }
 done
 # `ccbench --help` lists the commands this build has (`run --help` would start MPI).
-if ! "$ccbench" --help 2>&1 | grep -qE '^ +run '; then say "SKIP: $ccbench has no run command"; exit $SKIP; fi
+if ! "$ccbench" --help 2>&1 | grep -E '^ +run ' >/dev/null; then say "SKIP: $ccbench has no run command"; exit $SKIP; fi
 
 T=$(mktemp -d /tmp/ccbench-slurm.XXXXXX)
 chmod 755 "$T"
