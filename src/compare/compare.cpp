@@ -84,6 +84,13 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   r.p_value = mw.p_value;
   r.mw_exact = mw.exact;
   r.significant = mw.p_value < alpha;
+  if (by_trials) {
+    r.p_gate = welch_t_test(x, y).p_value;
+    r.gate_test = "welch_t";
+  } else {
+    r.p_gate = mw.p_value;
+    r.gate_test = "mann_whitney";
+  }
   r.ratio = r.ratio_raw * normalization;
   if (r.ci_raw) r.ci = Interval{r.ci_raw->first * normalization, r.ci_raw->second * normalization};
   return r;

@@ -63,6 +63,10 @@ struct RowResult {
   bool mw_exact = false;
   bool significant = false;
   std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
+  // The regression gate's per-size test: Welch's t on log trial medians ("welch_t") when the unit
+  // is trials, else the Mann-Whitney test on pooled samples ("mann_whitney").
+  double p_gate = 1;
+  std::string gate_test;
   SideAtSize baseline;
   SideAtSize candidate;
   std::optional<double> p_holm;  // gate only

@@ -12,7 +12,7 @@ void apply_gate(Comparison& c, const Gate& gate) {
   // over A/A comparisons stays at or below alpha.
   std::vector<double> p;
   p.reserve(c.rows.size() + 1);
-  for (const auto& r : c.rows) p.push_back(r.p_value);
+  for (const auto& r : c.rows) p.push_back(r.p_gate);
   const auto& g = c.summary.geomean;
   if (g.p_value) p.push_back(*g.p_value);
   const auto adjusted = holm_adjust(p);

@@ -47,6 +47,23 @@ ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> 
 // reaches the confidence. Exact for small samples, normal approximation otherwise.
 std::uint64_t mann_whitney_ci_rank(std::size_t n, std::size_t m, double confidence);
 
+struct WelchT {
+  double t = 0;
+  double df = 0;
+  double p_value = 1.0;  // two-sided
+};
+
+// Welch's two-sample t-test (unequal variances). Used by the regression gate on log trial medians,
+// where the exact Mann-Whitney test on a handful of trials cannot reach a multiplicity-adjusted
+// level (5 vs 5 trials: p >= 2/252). Needs at least 2 values a side (else p = 1).
+WelchT welch_t_test(std::span<const double> x, std::span<const double> y);
+
+// Upper tail P(T > t) of Student's t with df degrees of freedom (df > 0, real).
+double student_t_sf(double t, double df);
+
+// Regularized incomplete beta I_x(a, b).
+double incomplete_beta(double x, double a, double b);
+
 // Holm-Bonferroni step-down adjusted p-values (same order as the input).
 std::vector<double> holm_adjust(std::span<const double> p_values);
 

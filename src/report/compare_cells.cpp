@@ -49,7 +49,7 @@ std::vector<std::string> header(const Comparison& c) {
       "op", "bytes",     fmt::format("baseline {}", unit), fmt::format("candidate {}", unit), "ratio", "95% CI",
       "p",  "n (trials)"};
   if (c.gate) {
-    h.push_back("p (Holm)");
+    h.push_back("gate p (Holm)");
     h.push_back("gate");
   }
   return h;

@@ -114,6 +114,8 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
     row["significant"] = r.significant;
     row["unit"] = r.unit;
     if (r.p_holm) {
+      row["p_gate"] = r.p_gate;
+      row["gate_test"] = r.gate_test;
       row["p_holm"] = *r.p_holm;
       row["regression"] = r.regression;
     }

@@ -25,6 +25,10 @@ int main() {
     r["exact"] = mw.exact;
     r["p_asymptotic"] = compare::mann_whitney_asymptotic(x, y).p_value;
     if (x.size() * y.size() <= compare::kExactMaxProduct) r["p_exact"] = compare::mann_whitney_exact(x, y).p_value;
+    const auto w = compare::welch_t_test(x, y);
+    r["welch_t"] = w.t;
+    r["welch_df"] = w.df;
+    r["welch_p"] = w.p_value;
     const auto hl = compare::hodges_lehmann(x, y, conf);
     r["hl"] = hl.estimate;
     r["k"] = compare::mann_whitney_ci_rank(x.size(), y.size(), conf);

@@ -65,6 +65,15 @@ class StatsAgainstScipy(unittest.TestCase):
             if ties:
                 self.assertFalse(r["exact"])
 
+    def test_welch_t(self):
+        for c, r in zip(self.cases, self.results):
+            x, y = c["x"], c["y"]
+            if len(x) < 2 or len(y) < 2 or (np.var(x) == 0 and np.var(y) == 0):
+                continue
+            ref = stats.ttest_ind(x, y, equal_var=False)
+            self.assertAlmostEqual(r["welch_t"], ref.statistic, delta=1e-9 * max(1, abs(ref.statistic)))
+            self.assertAlmostEqual(r["welch_p"], ref.pvalue, delta=1e-12 + 1e-8 * ref.pvalue)
+
     def test_hodges_lehmann_and_interval(self):
         for c, r in zip(self.cases, self.results):
             x, y = np.array(c["x"]), np.array(c["y"])

@@ -124,6 +124,22 @@ TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
   EXPECT_TRUE(all.geomean_regression);
 }
 
+// With 5 trials an exact Mann-Whitney on trial medians cannot go below p = 2/252, which Holm over
+// 18 sizes never accepts; the gate's Welch test on log trial medians still finds the slowdown.
+TEST(Gate, FiveTrialsStillCatchARegression) {
+  RunModel slow = model(1.0, 2, 5);
+  slow.ratio = [](const std::string& op, std::uint64_t b) {
+    return op == "alltoall" && b >= (256u << 20) ? 1.0 / 1.10 : 1.0;
+  };
+  CompareOptions o;
+  o.gate = Gate{0.05, 0.05};
+  o.resamples = 1000;
+  const auto r = compare_sides(make_side("baseline", model(1.0, 1, 5)), make_side("candidate", slow), o);
+  EXPECT_EQ(r.verdict, "regression");
+  ASSERT_EQ(r.gate_failures.size(), 2u) << r.reason;
+  EXPECT_EQ(r.rows[0].gate_test, "welch_t");
+}
+
 // The gate's false-positive rate over A/A pairs of noisy data stays near its alpha. With threshold
 // 0 the gate is a pure Holm-Bonferroni test whose family-wise error rate is at most alpha; across
 // 200 independent pairs, Binomial(200, 0.05) exceeds 20 (2 alpha) with probability < 0.2%.
