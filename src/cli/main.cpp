@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
       std::string program = "ccbench " + name;
       std::vector<char*> args(argv + 1, argv + argc);
       args[0] = program.data();
-      return c.main(static_cast<int>(args.size()), args.data());
+      args.push_back(nullptr);  // argv[argc] == NULL: MPI_Init walks argv to it
+      return c.main(static_cast<int>(args.size()) - 1, args.data());
     }
   }
   std::fprintf(stderr, "ccbench: unknown command '%s'\n\n", name.c_str());
