@@ -43,7 +43,9 @@ TEST(Pattern, ReductionsStayWithinTheExactRangeOfEveryType) {
           ASSERT_LE(partial, limit) << name(dtype) << " " << name(redop) << " n=" << nranks;
           const std::int64_t out = pattern::reduced_value(p, i);
           ASSERT_LE(out < 0 ? -out : out, limit);
-          if (!info(dtype).is_signed) ASSERT_GE(out, 0);
+          if (!info(dtype).is_signed) {
+            ASSERT_GE(out, 0);
+          }
         }
       }
     }
