@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/run_ending.hpp"
 #include "cli/run_metadata.hpp"
 #include "core/error.hpp"
 #include "fabric/fabric_backend.hpp"
@@ -88,38 +89,6 @@ class FabricOutput final : public SweepObserver {
   std::string provider_;
   bool show_progress_ = false;
 };
-
-// Ends the process from the watchdog thread (a stall or a signal) after saving what finished.
-[[noreturn]] void end_run(const Watchdog::Event& event, int rank, ResultWriter* writer, const PeerTable& peers) {
-  int exit_code = event.exit_code;
-  std::string message = event.message;
-  std::string status = event.signal != 0 ? "interrupted" : "incomplete";
-  if (rank == 0) {
-    if (const auto dead = peers.describe_failed_peers(); !dead.empty()) {
-      exit_code = exit_code::peer_failed;
-      status = "failed";
-      message = "peer failed: " + dead + " (during " + message + ")";
-    } else if (const auto stopped = peers.describe_stopped_peers(); !stopped.empty()) {
-      message += "; " + stopped;
-    }
-  }
-  std::fprintf(stderr, "ccbench fabric: rank %d: %s\n", rank, message.c_str());
-  if (rank == 0 && writer != nullptr) {
-    writer->finish(status, exit_code, message);
-    if (!writer->path().empty()) {
-      std::fprintf(stderr, "ccbench fabric: %zu finished results kept in %s (status %s)\n", writer->result_count(),
-                   writer->path().c_str(), status.c_str());
-    }
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(exit_code);
-}
-
-int finish_mpi(int code) {
-  MPI_Finalize();
-  return code;
-}
 
 // The result file's header: `ccbench run`'s description, with the fabric section, the command and
 // the config made to say what this run did.
@@ -277,8 +246,9 @@ int fabric_main(int argc, char** argv) {
   if (coordinator.broadcast(output_error) != "") return usage_error(output_error);
 
   ResultWriter* writer_ptr = writer.get();
-  Watchdog watchdog(config.run.timeout_s,
-                    [&, rank, writer_ptr](const Watchdog::Event& event) { end_run(event, rank, writer_ptr, peers); });
+  Watchdog watchdog(config.run.timeout_s, [&, rank, writer_ptr](const Watchdog::Event& event) {
+    end_run("ccbench fabric", event, rank, writer_ptr, peers, nullptr);
+  });
 
   if (rank == 0) {
     for (const auto& note : backend->notes()) std::fprintf(stderr, "ccbench fabric: note: %s\n", note.c_str());
@@ -314,7 +284,8 @@ int fabric_main(int argc, char** argv) {
     }
     exit = coordinator.broadcast(exit);
   } catch (const PeerFailure& e) {
-    end_run({exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr, peers);
+    end_run("ccbench fabric", {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr,
+            peers, nullptr);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ccbench fabric: rank %d: %s during %s\n", rank, e.what(), watchdog.describe().c_str());
     if (rank == 0 && writer) writer->finish("failed", exit_code::usage, std::string(e.what()));

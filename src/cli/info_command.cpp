@@ -2,12 +2,11 @@
 // or srun it gathers every rank's host, as a result file's "system" section would.
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
-
-#include <CLI/CLI.hpp>
 
 #include "backends/backend.hpp"
 #include "cli/command.hpp"
@@ -93,15 +92,20 @@ int info_main(int argc, char** argv) {
     }
     nlohmann::json profile = nullptr;
     if (const auto p = system::find_instance_profile(instance_type)) {
-      profile = {{"gpus", p->gpus},         {"gpu", p->gpu},           {"efa_generation", p->efa_generation},
-                 {"efa_devices", p->efa_devices}, {"efa_gbps", p->efa_gbps}, {"nvlink", p->nvlink}};
+      profile = {{"gpus", p->gpus},
+                 {"gpu", p->gpu},
+                 {"efa_generation", p->efa_generation},
+                 {"efa_devices", p->efa_devices},
+                 {"efa_gbps", p->efa_gbps},
+                 {"nvlink", p->nvlink}};
     }
     nlohmann::json backends = nlohmann::json::array();
     for (const auto& b : backend_table()) {
-      backends.push_back({{"name", b.name},
-                          {"built_in", b.create != nullptr},
-                          {"summary", b.summary},
-                          {"missing_reason", b.create != nullptr ? nlohmann::json(nullptr) : nlohmann::json(b.missing_reason)}});
+      backends.push_back(
+          {{"name", b.name},
+           {"built_in", b.create != nullptr},
+           {"summary", b.summary},
+           {"missing_reason", b.create != nullptr ? nlohmann::json(nullptr) : nlohmann::json(b.missing_reason)}});
     }
     nlohmann::json software = system::library_versions();
     software.update(built_in_library_versions());

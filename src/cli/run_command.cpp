@@ -1,5 +1,6 @@
 // `ccbench run`: MPI-launched collective sweep. Wires options, discovery, the backend, the engine,
 // the watchdog and the outputs together; none of the measuring happens here.
+#include <fmt/format.h>
 #include <mpi.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -8,10 +9,9 @@
 #include <cstdio>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "backends/backend.hpp"
 #include "cli/command.hpp"
+#include "cli/run_ending.hpp"
 #include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
 #include "core/error.hpp"
@@ -32,7 +32,8 @@ namespace {
 class RunOutput final : public SweepObserver {
  public:
   RunOutput(ResultWriter& writer, const Plan& plan, const RunConfig& config)
-      : writer_(writer), progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), config.trials),
+      : writer_(writer),
+        progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), config.trials),
         trials_(config.trials) {
     show_progress_ = config.progress == "always" || (config.progress == "auto" && ::isatty(STDERR_FILENO));
   }
@@ -62,47 +63,9 @@ class RunOutput final : public SweepObserver {
   bool show_progress_ = false;
 };
 
-// Ends the process from the watchdog thread (a hang or a signal) after saving what finished.
-[[noreturn]] void end_run(const Watchdog::Event& event, int rank, ResultWriter* writer, const PeerTable& peers,
-                          Backend* backend) {
-  int exit_code = event.exit_code;
-  std::string message = event.message;
-  std::string status = event.signal != 0 ? "interrupted" : "incomplete";
-  if (rank == 0) {
-    // A dead peer explains both a hang and the launcher's SIGTERM: report it as such (exit 4).
-    if (const auto dead = peers.describe_failed_peers(); !dead.empty()) {
-      exit_code = exit_code::peer_failed;
-      status = "failed";
-      message = "peer failed: " + dead + "; " + message;
-    } else if (const auto stopped = peers.describe_stopped_peers(); !stopped.empty()) {
-      message += "; " + stopped;
-    } else if (event.signal == SIGTERM) {
-      // mpirun ends the whole job with SIGTERM when any rank dies; a peer on another host may be why.
-      message += " (if the launcher sent it, a peer may have failed: see the launcher's output)";
-    }
-  }
-  if (backend != nullptr) backend->abort();
-  std::fprintf(stderr, "ccbench: rank %d: %s\n", rank, message.c_str());
-  if (rank == 0 && writer != nullptr) {
-    writer->finish(status, exit_code, message);
-    if (!writer->path().empty()) {
-      std::fprintf(stderr, "ccbench: %zu finished results kept in %s (status %s)\n", writer->result_count(),
-                   writer->path().c_str(), status.c_str());
-    }
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(exit_code);
-}
-
-int finish_mpi(int code) {
-  MPI_Finalize();
-  return code;
-}
-
 int run_main(int argc, char** argv) {
   Watchdog::block_termination_signals();  // before MPI_Init: MPI's threads inherit the mask
-  system::environment_at_startup();        // before the backend sets variables of its own
+  system::environment_at_startup();       // before the backend sets variables of its own
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const Coordinator coordinator(MPI_COMM_WORLD);
@@ -168,11 +131,12 @@ int run_main(int argc, char** argv) {
   Backend* backend_ptr = backend.get();
   ResultWriter* writer_ptr = writer.get();
   Watchdog watchdog(config.timeout_s, [&, rank, writer_ptr, backend_ptr](const Watchdog::Event& event) {
-    end_run(event, rank, writer_ptr, peers, backend_ptr);
+    end_run("ccbench run", event, rank, writer_ptr, peers, backend_ptr);
   });
 
   if (rank == 0) {
-    for (const auto& skip : plan.skipped) std::fprintf(stderr, "ccbench: skipped %s: %s\n", skip.what.c_str(), skip.reason.c_str());
+    for (const auto& skip : plan.skipped)
+      std::fprintf(stderr, "ccbench: skipped %s: %s\n", skip.what.c_str(), skip.reason.c_str());
   }
 
   int exit = exit_code::ok;
@@ -209,7 +173,8 @@ int run_main(int argc, char** argv) {
     }
     exit = coordinator.broadcast(exit);
   } catch (const PeerFailure& e) {
-    end_run({exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr, peers, backend_ptr);
+    end_run("ccbench run", {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr,
+            peers, backend_ptr);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ccbench run: rank %d: %s during %s\n", rank, e.what(), watchdog.describe().c_str());
     if (rank == 0 && writer) writer->finish("failed", exit_code::usage, std::string(e.what()));

@@ -64,8 +64,8 @@ std::string PeerTable::describe(bool stopped) const {
     if (stopped && (state == 'T' || state == 't')) what = "is stopped";
     if (what.empty()) continue;
     const std::string host = peer.host.substr(0, peer.host.find('|'));
-    out += (out.empty() ? "" : ", ") + ("rank " + std::to_string(peer.rank) + " (pid " + std::to_string(peer.pid) +
-                                        " on " + host + ") " + what);
+    out += (out.empty() ? "" : ", ") +
+           ("rank " + std::to_string(peer.rank) + " (pid " + std::to_string(peer.pid) + " on " + host + ") " + what);
   }
   return out;
 }
@@ -104,8 +104,11 @@ ResultFile describe_run(const RunConfig& config, const Coordinator& coordinator,
   file.run.command.assign(argv, argv + argc);
   if (!file.run.command.empty()) file.run.command[0] = "ccbench run";
   file.run.label = config.label;
-  file.system = {{"instance_type", instance_type}, {"nodes", nodes},   {"ranks", coordinator.size()},
-                 {"ranks_per_node", ranks_per_node}, {"hosts", hosts}};
+  file.system = {{"instance_type", instance_type},
+                 {"nodes", nodes},
+                 {"ranks", coordinator.size()},
+                 {"ranks_per_node", ranks_per_node},
+                 {"hosts", hosts}};
   if (profile) {
     file.system["instance_profile"] = {{"gpus", profile->gpus},
                                        {"gpu", profile->gpu},

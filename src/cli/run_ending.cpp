@@ -1,0 +1,50 @@
+#include "cli/run_ending.hpp"
+
+#include <mpi.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace ccbench::cli {
+
+void end_run(std::string_view command, const Watchdog::Event& event, int rank, ResultWriter* writer,
+             const PeerTable& peers, Backend* backend) {
+  int exit_code = event.exit_code;
+  std::string message = event.message;
+  std::string status = event.signal != 0 ? "interrupted" : "incomplete";
+  if (rank == 0) {
+    // A dead peer explains both a hang and the launcher's SIGTERM: report it as such (exit 4).
+    if (const auto dead = peers.describe_failed_peers(); !dead.empty()) {
+      exit_code = exit_code::peer_failed;
+      status = "failed";
+      message = "peer failed: " + dead + "; " + message;
+    } else if (const auto stopped = peers.describe_stopped_peers(); !stopped.empty()) {
+      message += "; " + stopped;
+    } else if (event.signal == SIGTERM) {
+      // mpirun ends the whole job with SIGTERM when any rank dies; a peer on another host may be why.
+      message += " (if the launcher sent it, a peer may have failed: see the launcher's output)";
+    }
+  }
+  if (backend != nullptr) backend->abort();
+  std::fprintf(stderr, "%.*s: rank %d: %s\n", static_cast<int>(command.size()), command.data(), rank, message.c_str());
+  if (rank == 0 && writer != nullptr) {
+    writer->finish(status, exit_code, message);
+    if (!writer->path().empty()) {
+      std::fprintf(stderr, "%.*s: %zu finished results kept in %s (status %s)\n", static_cast<int>(command.size()),
+                   command.data(), writer->result_count(), writer->path().c_str(), status.c_str());
+    }
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(exit_code);
+}
+
+int finish_mpi(int code) {
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace ccbench::cli
