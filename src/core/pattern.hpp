@@ -39,14 +39,20 @@ CCBENCH_HD std::uint32_t mix(std::uint32_t seed, std::uint32_t rank, std::uint64
   return h;
 }
 
+// A value in [0, n) from 32 random bits by multiply-shift (Lemire), not a division: fill and check
+// run once per element, and a 32-bit division per element dominated them.
+CCBENCH_HD std::uint32_t below(std::uint32_t h, std::uint32_t n) {
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(h) * n) >> 32);
+}
+
 // The rank that owns `index` for prod and avg (it contributes the only non-neutral value).
 CCBENCH_HD int owner_rank(const Params& p, std::uint64_t index) {
-  return static_cast<int>(mix(p.seed, 0xFFFFu, index) % static_cast<std::uint32_t>(p.nranks));
+  return static_cast<int>(below(mix(p.seed, 0xFFFFu, index), static_cast<std::uint32_t>(p.nranks)));
 }
 
 // Plain data for ops without a reduction (and for min/max): integers in [-4, 4], or [0, 8] unsigned.
 CCBENCH_HD std::int64_t data_value(const Params& p, int rank, std::uint64_t index) {
-  const std::int64_t v = static_cast<std::int64_t>(mix(p.seed, static_cast<std::uint32_t>(rank), index) >> 8) % 9;
+  const std::int64_t v = below(mix(p.seed, static_cast<std::uint32_t>(rank), index), 9u);
   return p.is_signed ? v - 4 : v;
 }
 
@@ -57,22 +63,22 @@ CCBENCH_HD std::int64_t sum_span(const Params& p) {
 
 // Input of `rank` at logical position `index` for a reduction with p.redop.
 CCBENCH_HD std::int64_t reduce_input(const Params& p, int rank, std::uint64_t index) {
-  const std::uint32_t h = mix(p.seed, static_cast<std::uint32_t>(rank), index) >> 8;
+  const std::uint32_t h = mix(p.seed, static_cast<std::uint32_t>(rank), index);
   switch (p.redop) {
     case RedOp::sum: {
       const std::int64_t s = sum_span(p);
-      if (s >= 1) return static_cast<std::int64_t>(h % static_cast<std::uint32_t>(s + 1));
-      return rank == owner_rank(p, index) ? static_cast<std::int64_t>(h & 1u) : 0;
+      if (s >= 1) return static_cast<std::int64_t>(below(h, static_cast<std::uint32_t>(s + 1)));
+      return rank == owner_rank(p, index) ? static_cast<std::int64_t>(h >> 31) : 0;
     }
     case RedOp::prod: {
-      const bool two = rank == owner_rank(p, index) && ((mix(p.seed, 0xFFFEu, index) >> 8) & 1u) != 0;
+      const bool two = rank == owner_rank(p, index) && (mix(p.seed, 0xFFFEu, index) >> 31) != 0;
       return two ? 2 : 1;
     }
     case RedOp::avg: {
       std::int64_t k = p.exact_limit / (p.nranks > 0 ? p.nranks : 1);
       k = k > 2 ? 2 : k;
       if (rank != owner_rank(p, index)) return 0;
-      return static_cast<std::int64_t>(p.nranks) * static_cast<std::int64_t>((h >> 4) % static_cast<std::uint32_t>(k + 1));
+      return static_cast<std::int64_t>(p.nranks) * static_cast<std::int64_t>(below(h, static_cast<std::uint32_t>(k + 1)));
     }
     default: return data_value(p, rank, index);
   }

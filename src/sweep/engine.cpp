@@ -62,15 +62,22 @@ SweepTotals Engine::run() {
 int Engine::choose_batch(const CaseSpec& c) {
   if (config_.batch > 0) return config_.batch;
   if (config_.timing == TimingMethod::nccl_tests) return 20;  // nccl-tests' default -n
-  // Median warm-up time of one op, the slowest rank's.
-  std::vector<double> times;
-  for (int i = 0; i < std::max(config_.warmup, 1); ++i) {
+  for (int i = 0; i < config_.warmup; ++i) {
     watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(i));
-    coordinator_.barrier();
-    times.push_back(backend_.time_batch_us(c, 1));
+    backend_.launch(c);
   }
-  std::ranges::sort(times);
-  const double op_us = coordinator_.max_all(stats::median_sorted(times));
+  backend_.synchronize();
+  // One op after a barrier carries the barrier's exit skew, which for tiny ops is larger than the
+  // op: when one op looks short, time a few back to back to see what an op really costs.
+  watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(config_.warmup));
+  coordinator_.barrier();
+  double op_us = coordinator_.max_all(backend_.time_batch_us(c, 1));
+  if (op_us < kMinBatchUs) {
+    constexpr int kProbe = 16;
+    watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(config_.warmup) + 1);
+    coordinator_.barrier();
+    op_us = coordinator_.max_all(backend_.time_batch_us(c, kProbe) / kProbe);
+  }
   if (!(op_us > 0)) return kMaxBatch;
   return std::clamp(static_cast<int>(std::ceil(kMinBatchUs / op_us)), 1, kMaxBatch);
 }
@@ -110,7 +117,7 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     if (c.in_place) backend_.fill(c, params);
   }
 
-  // Warm-up (also measures the op to choose the batch).
+  // Warm-up (in auto mode it also measures the op to choose the batch).
   const int batch = choose_batch(c);
   if (config_.batch > 0 || config_.timing == TimingMethod::nccl_tests) {
     for (int i = 0; i < config_.warmup; ++i) {
