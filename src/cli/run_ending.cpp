@@ -2,9 +2,11 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -29,13 +31,21 @@ void end_run(std::string_view command, const Watchdog::Event& event, int rank, R
     }
   }
   if (backend != nullptr) backend->abort();
-  std::fprintf(stderr, "%.*s: rank %d: %s\n", static_cast<int>(command.size()), command.data(), rank, message.c_str());
   if (rank == 0 && writer != nullptr) {
-    writer->finish(status, exit_code, message);
-    if (!writer->path().empty()) {
-      std::fprintf(stderr, "%.*s: %zu finished results kept in %s (status %s)\n", static_cast<int>(command.size()),
-                   command.data(), writer->result_count(), writer->path().c_str(), status.c_str());
-    }
+    // Save first: after a SIGTERM the launcher sends SIGKILL about a second later.
+    writer->finish(status, exit_code, message, /*durable=*/false);
+  }
+  std::fprintf(stderr, "%.*s: rank %d: %s\n", static_cast<int>(command.size()), command.data(), rank,
+               message.c_str());
+  if (rank == 0 && writer != nullptr && !writer->path().empty()) {
+    std::fprintf(stderr, "%.*s: %zu finished results kept in %s (status %s)\n", static_cast<int>(command.size()),
+                 command.data(), writer->result_count(), writer->path().c_str(), status.c_str());
+  }
+  if (rank != 0 && event.signal == 0) {
+    // Every rank's watchdog fires at about the same time on a hang. The first rank to exit makes
+    // mpirun kill the rest, so ranks that hold no results wait a moment for rank 0 to save them.
+    std::fflush(stderr);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
   }
   std::fflush(stdout);
   std::fflush(stderr);

@@ -283,7 +283,7 @@ std::filesystem::path jsonl_path_for(const std::filesystem::path& json_path) {
   return std::filesystem::path(p.string() + ".jsonl");
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
@@ -299,7 +299,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     }
     written += static_cast<std::size_t>(n);
   }
-  ::fsync(fd);
+  if (durable) ::fsync(fd);
   ::fchmod(fd, 0644);
   ::close(fd);
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {

@@ -86,7 +86,9 @@ ResultFile load_result_file(const std::filesystem::path& path);
 std::filesystem::path jsonl_path_for(const std::filesystem::path& json_path);
 
 // Writes via a temporary file in the same directory and rename(2), so readers never see half a file.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+// `durable` also fsyncs before the rename (survives a node crash); an emergency write while the
+// launcher is about to kill the process skips it to finish sooner.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = true);
 
 // ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-30T10:49:37.123Z.
 std::string utc_timestamp_now();

@@ -40,7 +40,8 @@ std::size_t ResultWriter::result_count() {
   return file_.results.size();
 }
 
-bool ResultWriter::finish(const std::string& status, int exit_code, const std::optional<std::string>& error) {
+bool ResultWriter::finish(const std::string& status, int exit_code, const std::optional<std::string>& error,
+                          bool durable) {
   std::lock_guard lock(mutex_);
   if (finished_) return true;
   finished_ = true;
@@ -50,7 +51,7 @@ bool ResultWriter::finish(const std::string& status, int exit_code, const std::o
   file_.run.finished_at = utc_timestamp_now();
   if (path_.empty()) return true;
   try {
-    write_file_atomically(path_, to_json(file_).dump(1) + "\n");
+    write_file_atomically(path_, to_json(file_).dump(1) + "\n", durable);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ccbench: cannot write the result file: %s (finished results are in %s)\n", e.what(),
                  jsonl_path_for(path_).c_str());

@@ -23,7 +23,8 @@ class ResultWriter {
   void append(const ResultRow& row);
   // Writes the final file; returns false (after printing why) when it cannot. Idempotent: the first
   // call wins, later calls (a signal racing the normal end) do nothing.
-  bool finish(const std::string& status, int exit_code, const std::optional<std::string>& error);
+  // `durable` = false skips the fsync (an emergency write racing the launcher's SIGKILL).
+  bool finish(const std::string& status, int exit_code, const std::optional<std::string>& error, bool durable = true);
 
   void set_peak_rss_bytes(std::uint64_t bytes);
   // Adds what the backend learned by the end of the run (Backend::final_metadata) to "software".

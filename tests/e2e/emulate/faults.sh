@@ -92,11 +92,14 @@ case $fault in
     grep -q "rank 1 (pid [0-9]* on ccb-h0) is stopped" "$WORK/log" || fail "the stopped rank is not named"
     ;;
   kill-remote)
-    # The survivor cannot see a process on another host: mpirun reports the death and ends the
-    # job (SIGTERM to rank 0, which saves its results as 'interrupted').
+    # The survivor cannot see a process on another host. Either MPI reports the broken connection
+    # to rank 0 first (it saves its results as 'failed', exit 4), or mpirun ends the job first
+    # (SIGTERM to rank 0, which saves them as 'interrupted', 143): a race, both are right.
     expect_rc 137
-    expect "$code" 143 "result file exit_code"
-    expect "$status" interrupted "status"
+    case "$code/$status" in
+      4/failed | 143/interrupted) ;;
+      *) fail "result file $status/$code, expected failed/4 or interrupted/143" ;;
+    esac
     grep -q "process rank 1 with PID [0-9]* on node ccb-h1 exited on signal 9" "$WORK/log" || fail "mpirun did not name the killed rank"
     ;;
   kill-local)
