@@ -14,7 +14,9 @@ SIZES=${SIZES:-"8 4096 65536 1048576"}
 REPEATS=${REPEATS:-3}
 PY=/usr/bin/python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none -np 2)
+# Ranks pinned to cores, as latency benchmarks are run: unpinned busy-polling ranks on 2 cores
+# sometimes share one and double the 8 B latency.
+MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to core -np 2)
 command -v fi_pingpong >/dev/null || { echo "fi_pingpong not found (apt-get install libfabric-bin)" >&2; exit 2; }
 [[ -x $CCBENCH ]] || { echo "$CCBENCH: not built" >&2; exit 2; }
 WORK=$(mktemp -d)
