@@ -66,20 +66,6 @@ T parse_enum(const std::string& flag, const std::string& text, std::optional<T> 
   return *value;
 }
 
-double parse_fraction(const std::string& flag, std::string text) {
-  bool percent = !text.empty() && text.back() == '%';
-  if (percent) text.pop_back();
-  double v = 0;
-  try {
-    std::size_t used = 0;
-    v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-  } catch (const std::exception&) {
-    throw UsageError(flag + ": '" + text + "' is not a number");
-  }
-  return percent ? v / 100.0 : v;
-}
-
 }  // namespace
 
 bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help) {
@@ -87,9 +73,8 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
 
-  std::string ops, min_bytes = "8", max_bytes = "64M", step_bytes = "0", dtype = "float", redop = "sum",
-                   iters = "auto", target_ci = "0.01", in_place = "both", timing = "ccbench", config_path,
-                   check = "1";
+  std::string ops, min_bytes = "8", max_bytes = "64M", step_bytes = "0", dtype = "float", redop = "sum", iters = "auto",
+                   target_ci = "0.01", in_place = "both", timing = "ccbench", config_path, check = "1";
   double step_factor = 2.0;
   app.add_option("--backend", config.backend, "mpi | nccl")->default_val(config.backend);
   app.add_option("--ops", ops, "comma list: allreduce,allgather,alltoall,reduce_scatter,broadcast")
@@ -179,27 +164,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   config.dtype = parse_enum<DType>("-d/--dtype", dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
   config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, "sum, prod, min, max, avg");
   if (config.redop == RedOp::none) throw UsageError("-o/--redop: 'none' is not a reduction");
-  if (iters == "auto") {
-    config.iters.reset();
-  } else {
-    try {
-      std::size_t used = 0;
-      const int n = std::stoi(iters, &used);
-      if (used != iters.size() || n < 1) throw std::invalid_argument(iters);
-      config.iters = n;
-    } catch (const std::exception&) {
-      throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
-    }
-  }
-  config.target_ci = parse_fraction("--target-ci", target_ci);
-  if (!(config.target_ci > 0 && config.target_ci < 1)) throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
-  if (!(config.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");
-  if (config.warmup < 0) throw UsageError("-w/--warmup must not be negative");
-  if (config.trials < 1) throw UsageError("--trials must be at least 1");
-  if (config.batch < 0) throw UsageError("--batch must not be negative");
-  if (config.timeout_s < 0) throw UsageError("-T/--timeout must not be negative (0 disables the watchdog)");
-  if (check != "0" && check != "1") throw UsageError("-c/--check: expected 0 or 1, got '" + check + "'");
-  config.check = check == "1";
+  apply_sampling_options(config, iters, target_ci, check);
   if (in_place == "yes" || in_place == "1" || in_place == "true") {
     config.in_place = InPlaceMode::yes;
   } else if (in_place == "no" || in_place == "0" || in_place == "false") {

@@ -10,20 +10,6 @@
 namespace ccbench::fabric {
 namespace {
 
-double parse_fraction(const std::string& flag, std::string text) {
-  const bool percent = !text.empty() && text.back() == '%';
-  if (percent) text.pop_back();
-  double v = 0;
-  try {
-    std::size_t used = 0;
-    v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-  } catch (const std::exception&) {
-    throw UsageError(flag + ": '" + text + "' is not a number");
-  }
-  return percent ? v / 100.0 : v;
-}
-
 std::uint64_t bytes_flag(const char* flag, const std::string& text) {
   try {
     return parse_bytes(text);
@@ -126,27 +112,7 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   if (run.sizes.step_bytes == 0 && !(step_factor > 1.0) && run.sizes.min_bytes != run.sizes.max_bytes) {
     throw UsageError("-f/--step-factor must be greater than 1 (got " + std::to_string(step_factor) + ")");
   }
-  if (iters == "auto") {
-    run.iters.reset();
-  } else {
-    try {
-      std::size_t used = 0;
-      const int n = std::stoi(iters, &used);
-      if (used != iters.size() || n < 1) throw std::invalid_argument(iters);
-      run.iters = n;
-    } catch (const std::exception&) {
-      throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
-    }
-  }
-  run.target_ci = parse_fraction("--target-ci", target_ci);
-  if (!(run.target_ci > 0 && run.target_ci < 1)) throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
-  if (!(run.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");
-  if (run.warmup < 0) throw UsageError("-w/--warmup must not be negative");
-  if (run.trials < 1) throw UsageError("--trials must be at least 1");
-  if (run.batch < 0) throw UsageError("--batch must not be negative");
-  if (run.timeout_s < 0) throw UsageError("-T/--timeout must not be negative (0 disables the watchdog)");
-  if (check != "0" && check != "1") throw UsageError("-c/--check: expected 0 or 1, got '" + check + "'");
-  run.check = check == "1";
+  apply_sampling_options(run, iters, target_ci, check);
   if (config.window < 1 || config.window > 4096) throw UsageError("--window must be in 1..4096");
   if (memory == "host") {
     config.memory = MemoryKind::host;

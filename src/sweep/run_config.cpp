@@ -1,12 +1,19 @@
 #include "sweep/run_config.hpp"
 
+#include <stdexcept>
+
+#include "core/error.hpp"
+
 namespace ccbench {
 
 std::string_view name(InPlaceMode mode) {
   switch (mode) {
-    case InPlaceMode::no: return "no";
-    case InPlaceMode::yes: return "yes";
-    default: return "both";
+    case InPlaceMode::no:
+      return "no";
+    case InPlaceMode::yes:
+      return "yes";
+    default:
+      return "both";
   }
 }
 
@@ -50,6 +57,50 @@ nlohmann::json to_json(const RunConfig& c) {
       {"nccl_path", c.nccl_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.nccl_path)},
       {"graph_launches", c.graph_launches},
   };
+}
+
+namespace {
+
+double parse_fraction(const std::string& flag, std::string text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  double v = 0;
+  try {
+    std::size_t used = 0;
+    v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw UsageError(flag + ": '" + text + "' is not a number");
+  }
+  return percent ? v / 100.0 : v;
+}
+
+}  // namespace
+
+void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,
+                            const std::string& check) {
+  if (iters == "auto") {
+    config.iters.reset();
+  } else {
+    try {
+      std::size_t used = 0;
+      const int n = std::stoi(iters, &used);
+      if (used != iters.size() || n < 1) throw std::invalid_argument(iters);
+      config.iters = n;
+    } catch (const std::exception&) {
+      throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
+    }
+  }
+  config.target_ci = parse_fraction("--target-ci", target_ci);
+  if (!(config.target_ci > 0 && config.target_ci < 1))
+    throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
+  if (!(config.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");
+  if (config.warmup < 0) throw UsageError("-w/--warmup must not be negative");
+  if (config.trials < 1) throw UsageError("--trials must be at least 1");
+  if (config.batch < 0) throw UsageError("--batch must not be negative");
+  if (config.timeout_s < 0) throw UsageError("-T/--timeout must not be negative (0 disables the watchdog)");
+  if (check != "0" && check != "1") throw UsageError("-c/--check: expected 0 or 1, got '" + check + "'");
+  config.check = check == "1";
 }
 
 }  // namespace ccbench

@@ -56,4 +56,10 @@ std::string_view name(InPlaceMode mode);
 std::string_view name(TimingMethod method);
 nlohmann::json to_json(const RunConfig& config);
 
+// The sampling options `ccbench run` and `ccbench fabric` share, from their flag text: -n (a count
+// or "auto"), --target-ci (0.01 or 1%), -c (0|1), and range checks of warm-up, trials, batch,
+// timeout and --max-time-per-size already parsed into `config`. Throws UsageError naming the flag.
+void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,
+                            const std::string& check);
+
 }  // namespace ccbench
