@@ -1,10 +1,11 @@
 """Helpers of the `ccbench fabric` integration tests: launch real mpirun, find rank processes."""
-import json
 import os
-import signal
 import subprocess
-import tempfile
-import time
+import sys
+
+# Process lookup, stream reading and cleanup are the same as for `ccbench run`'s tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
+from ccbench_mpi import kill_group, load, load_rows, rank_pids, tmpdir, wait_for_rows  # noqa: E402,F401
 
 CCBENCH = os.environ.get("CCBENCH", "build/ccbench")
 SOURCE = os.environ.get("CCBENCH_SOURCE", ".")
@@ -35,65 +36,9 @@ def start(args, np=2, extra_env=None):
                             env=env(extra_env), start_new_session=True)
 
 
-def rank_pids(label):
-    """{rank: pid} of the ccbench processes whose command line carries LABEL."""
-    pids = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-            if not cmd or not cmd[0].endswith(b"ccbench") or label.encode() not in cmd:
-                continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                for item in f.read().split(b"\0"):
-                    if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                        pids[int(item.split(b"=")[1])] = int(pid)
-        except OSError:
-            continue
-    return pids
-
-
-def wait_for_rows(jsonl, n, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if os.path.exists(jsonl) and len(load_rows(jsonl)) >= n:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def load_rows(jsonl):
-    rows = []
-    with open(jsonl) as f:
-        for line in f:
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass  # a torn last line
-    return rows
-
-
 def validate(doc):
     """Validates against the result schema when it exists (jsonschema from Debian's python3)."""
     if not os.path.exists(SCHEMA):
         return
     import jsonschema
     jsonschema.validate(doc, load(SCHEMA))
-
-
-def tmpdir():
-    return tempfile.mkdtemp(prefix="ccbench-fabric-test-")
-
-
-def kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
