@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/number_flags.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -59,7 +61,7 @@ int compare_main(int argc, char** argv) {
   app.add_option("--normalize", normalize, "none|link_bandwidth (overrides the claim)");
   app.add_option("--gate", gate, "regression");
   app.add_option("--threshold", threshold, "slowdown a size must exceed to fail the gate (default 5%)");
-  app.add_option("--alpha", alpha, "significance level (default 0.05)")->check(CLI::Range(1e-6, 0.5));
+  app.add_option("--alpha", alpha, "significance level (default 0.05)")->check(cli::finite_number())->check(CLI::Range(1e-6, 0.5));
   app.add_option("--allow-mismatch", allow, "must-match metadata key allowed to differ (repeatable)");
   app.add_option("--format", format, "text|markdown|json")->check(CLI::IsMember({"text", "markdown", "json"}));
   app.add_option("--out", out, "write the output here instead of stdout");
@@ -103,13 +105,13 @@ int compare_main(int argc, char** argv) {
       Claim c = load_claim_file(claim_file);
       if (!metric.empty()) c.metric = o.metric;
       if (!statistic.empty()) c.statistic = o.statistic;
-      if (app.count("--tolerance") > 0) c.tolerance = parse_fraction(tolerance, "--tolerance");
+      if (app.count("--tolerance") > 0) c.tolerance = parse_fraction_or_ratio(tolerance, "--tolerance");
       o.claim = c;
     } else if (!expect.empty()) {
       Claim c;
       c.statement = fmt::format("{} speedup", expect);
-      c.expected_speedup = parse_fraction(expect, "--expect-speedup");
-      c.tolerance = parse_fraction(tolerance, "--tolerance");
+      c.expected_speedup = parse_fraction_or_ratio(expect, "--expect-speedup");
+      c.tolerance = parse_fraction_or_ratio(tolerance, "--tolerance");
       c.metric = o.metric;
       c.statistic = o.statistic;
       if (o.normalize) c.normalize = *o.normalize;
@@ -119,7 +121,7 @@ int compare_main(int argc, char** argv) {
     if (!gate.empty()) {
       if (gate != "regression") throw UsageError(fmt::format("--gate: unknown gate '{}' (regression)", gate));
       Gate g;
-      g.threshold = parse_fraction(threshold, "--threshold");
+      g.threshold = parse_fraction_or_ratio(threshold, "--threshold");
       if (g.threshold < 0) throw UsageError("--threshold: must not be negative");
       g.alpha = alpha;
       o.gate = g;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/number_flags.hpp"
 #include "import/import.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
@@ -33,6 +34,7 @@ int import_main(int argc, char** argv) {
   app.add_option("--label", label, "run label");
   app.add_option("--instance-type", instance_type, "instance type of the machines that ran it");
   app.add_option("--link-gbps", link_gbps, "EFA bandwidth per node in Gbps (for link-normalised claims)")
+      ->check(cli::finite_number())
       ->check(CLI::PositiveNumber);
   app.add_option("--efa-generation", generation, "EFA generation (v2, v3, v4)");
   try {

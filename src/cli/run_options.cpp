@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/number_flags.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::cli {
@@ -81,7 +82,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
       ->default_str("allreduce,allgather,alltoall");
   app.add_option("-b,--min-bytes", min_bytes, "smallest size (K/M/G = powers of 1024)")->default_str("8");
   app.add_option("-e,--max-bytes", max_bytes, "largest size")->default_str("64M");
-  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0);
+  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0)->check(finite_number());
   app.add_option("-i,--step-bytes", step_bytes, "arithmetic step (wins over -f)")->default_str("0");
   app.add_option("-d,--dtype", dtype, "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2")
       ->default_str("float");
@@ -92,7 +93,8 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.add_option("--target-ci", target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
       ->default_str("0.01");
   app.add_option("--max-time-per-size", config.max_time_per_size_s, "-n auto: seconds of sampling per size")
-      ->default_val(1.0);
+      ->default_val(1.0)
+      ->check(finite_number());
   app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(1);
   app.add_option("-c,--check", check, "verify every output element (0|1)")->default_str("1");
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
@@ -103,12 +105,13 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.add_option("--instance-type", config.instance_type, "override the DMI product name");
   app.add_option("-J,--json", config.json_path, "result file (a .jsonl stream is written beside it)");
   app.add_option("-T,--timeout", config.timeout_s, "seconds one collective may take before the run aborts (exit 3)")
-      ->default_val(300);
+      ->default_val(300)
+      ->check(finite_number());
   app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
   app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
-  app.add_option("--link-gbps", config.link_gbps, "record the per-node link rate in Gbit/s");
+  app.add_option("--link-gbps", config.link_gbps, "record the per-node link rate in Gbit/s")->check(finite_number());
   app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
       ->default_str("auto");
   app.add_option("--config", config_path, "YAML file with the same keys (flags win)");

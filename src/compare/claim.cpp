@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 
@@ -36,26 +37,6 @@ Normalize parse_normalize(std::string_view text, std::string_view what) {
   throw UsageError(fmt::format("{}: unknown normalisation '{}' (none or link_bandwidth)", what, text));
 }
 
-double parse_fraction(std::string_view text, std::string_view what) {
-  std::string t(text);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
-  double scale = 1.0, offset = 0.0;
-  if (!t.empty() && t.back() == '%') {
-    scale = 0.01;
-    t.pop_back();
-  } else if (!t.empty() && (t.back() == 'x' || t.back() == 'X')) {
-    offset = -1.0;
-    t.pop_back();
-  }
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(v)) {
-    throw UsageError(fmt::format("{}: '{}' is not a fraction (write 18%, 0.18 or 1.18x)", what, text));
-  }
-  return v * scale + offset;
-}
-
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const YAML::Node& node, const std::string& what) {
@@ -71,7 +52,7 @@ std::string scalar(const std::filesystem::path& path, const YAML::Node& node, co
 
 double fraction(const std::filesystem::path& path, const YAML::Node& node, const std::string& key) {
   try {
-    return parse_fraction(scalar(path, node, key), key);
+    return parse_fraction_or_ratio(scalar(path, node, key), key);
   } catch (const UsageError& e) {
     fail(path, node, e.what());
   }

@@ -23,10 +23,6 @@ Metric parse_metric(std::string_view text, std::string_view what);
 Statistic parse_statistic(std::string_view text, std::string_view what);
 Normalize parse_normalize(std::string_view text, std::string_view what);
 
-// "18%" -> 0.18, "0.18" -> 0.18, "1.18x" -> 0.18 (a speedup written as a ratio). Throws UsageError
-// naming `what`.
-double parse_fraction(std::string_view text, std::string_view what);
-
 // Requirements on one side's metadata: key (see metadata.hpp, e.g. efa_generation, instance_type)
 // -> accepted values.
 using Requirements = std::map<std::string, std::vector<std::string>>;

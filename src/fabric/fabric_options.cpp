@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace ccbench::fabric {
 namespace {
@@ -73,14 +74,16 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   app.add_option("--memory", memory, "host | cuda (GPU buffers through FI_HMEM)")->default_str("host");
   app.add_option("-b,--min-bytes", min_bytes, "smallest message (K/M/G = powers of 1024)")->default_str("8");
   app.add_option("-e,--max-bytes", max_bytes, "largest message")->default_str("4M");
-  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0);
+  const CLI::Validator finite(&finite_number_check, "NUMBER");  // nan and inf are exit 2
+  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0)->check(finite);
   app.add_option("-i,--step-bytes", step_bytes, "arithmetic step (wins over -f)")->default_str("0");
   app.add_option("-w,--warmup", run.warmup, "warm-up operations per size")->default_val(5);
   app.add_option("-n,--iters", iters, "samples per size, or auto (until --target-ci)")->default_str("auto");
   app.add_option("--target-ci", target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
       ->default_str("0.01");
   app.add_option("--max-time-per-size", run.max_time_per_size_s, "-n auto: seconds of sampling per size")
-      ->default_val(1.0);
+      ->default_val(1.0)
+      ->check(finite);
   app.add_option("--trials", run.trials, "passes over the whole plan, interleaved")->default_val(1);
   app.add_option("-c,--check", check, "verify every received payload (0|1)")->default_str("1");
   app.add_option("--batch", run.batch, "operations per sample (0 = from the warm-up time)")->default_val(0);
@@ -89,7 +92,8 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   app.add_option("--instance-type", run.instance_type, "override the DMI product name");
   app.add_option("-J,--json", run.json_path, "result file (a .jsonl stream is written beside it)");
   app.add_option("-T,--timeout", run.timeout_s, "seconds one operation may take before the run aborts (exit 3)")
-      ->default_val(300);
+      ->default_val(300)
+      ->check(finite);
   app.add_option("--progress", run.progress, "auto | always | never (a line on stderr per size)")->default_str("auto");
 
   std::vector<std::string> args;

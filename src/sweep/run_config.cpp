@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace ccbench {
 
@@ -59,24 +60,6 @@ nlohmann::json to_json(const RunConfig& c) {
   };
 }
 
-namespace {
-
-double parse_fraction(const std::string& flag, std::string text) {
-  const bool percent = !text.empty() && text.back() == '%';
-  if (percent) text.pop_back();
-  double v = 0;
-  try {
-    std::size_t used = 0;
-    v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-  } catch (const std::exception&) {
-    throw UsageError(flag + ": '" + text + "' is not a number");
-  }
-  return percent ? v / 100.0 : v;
-}
-
-}  // namespace
-
 void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,
                             const std::string& check) {
   if (iters == "auto") {
@@ -91,7 +74,7 @@ void apply_sampling_options(RunConfig& config, const std::string& iters, const s
       throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
     }
   }
-  config.target_ci = parse_fraction("--target-ci", target_ci);
+  config.target_ci = parse_fraction(target_ci, "--target-ci");
   if (!(config.target_ci > 0 && config.target_ci < 1))
     throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
   if (!(config.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");

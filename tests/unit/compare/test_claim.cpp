@@ -5,6 +5,7 @@
 
 #include "compare/claim.hpp"
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 
 namespace ccbench::compare {
 namespace {
@@ -29,14 +30,14 @@ std::string error_of(const fs::path& p) {
 }
 
 TEST(Claim, ParseFraction) {
-  EXPECT_DOUBLE_EQ(parse_fraction("18%", "x"), 0.18);
-  EXPECT_DOUBLE_EQ(parse_fraction("0.18", "x"), 0.18);
-  EXPECT_NEAR(parse_fraction("1.18x", "x"), 0.18, 1e-12);
-  EXPECT_DOUBLE_EQ(parse_fraction(" 5% ", "x"), 0.05);
-  EXPECT_THROW(parse_fraction("abc", "--tolerance"), UsageError);
-  EXPECT_THROW(parse_fraction("", "--tolerance"), UsageError);
+  EXPECT_DOUBLE_EQ(parse_fraction_or_ratio("18%", "x"), 0.18);
+  EXPECT_DOUBLE_EQ(parse_fraction_or_ratio("0.18", "x"), 0.18);
+  EXPECT_NEAR(parse_fraction_or_ratio("1.18x", "x"), 0.18, 1e-12);
+  EXPECT_DOUBLE_EQ(parse_fraction_or_ratio(" 5% ", "x"), 0.05);
+  EXPECT_THROW(parse_fraction_or_ratio("abc", "--tolerance"), UsageError);
+  EXPECT_THROW(parse_fraction_or_ratio("", "--tolerance"), UsageError);
   try {
-    parse_fraction("18 %%", "--expect-speedup");
+    parse_fraction_or_ratio("18 %%", "--expect-speedup");
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--expect-speedup"), std::string::npos);
   }

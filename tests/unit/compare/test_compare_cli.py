@@ -196,6 +196,22 @@ class CompareCli(unittest.TestCase):
             self.assertEqual(code, 2, flags)
             self.assertIn(needle, err, flags)
 
+    def test_non_finite_numbers_exit_2(self):
+        # A malformed number must never switch a check off: --alpha nan used to turn this failing gate
+        # into a pass (CLI11's range check lets NaN through).
+        code, _, err = run("compare", self.tmp / "same.json", self.tmp / "slow.json", "--gate", "regression",
+                           "--resamples", "500")
+        self.assertEqual(code, 1, err)
+        for value in ["nan", "NaN", "inf", "-inf", "1e999", "0x1p-3"]:
+            for flags, needle in [(["--gate", "regression", "--alpha", value], "--alpha"),
+                                  (["--gate", "regression", "--threshold", value], "--threshold"),
+                                  (["--expect-speedup", value], "--expect-speedup"),
+                                  (["--expect-speedup", "5%", "--tolerance", value], "--tolerance")]:
+                code, _, err = run("compare", self.tmp / "same.json", self.tmp / "slow.json", *flags)
+                self.assertEqual(code, 2, (flags, err))
+                self.assertIn(needle, err, flags)
+                self.assertIn(f"'{value}' is not a", err, flags)
+
 
 class ImportCli(unittest.TestCase):
     @classmethod
@@ -262,6 +278,12 @@ class ImportCli(unittest.TestCase):
         code, _, err = run("import", "osu", DATA / "osu-allreduce.txt", "--out", self.tmp / "y.json")
         self.assertEqual(code, 2)
         self.assertIn("--ranks", err)
+        for value in ["nan", "inf", "-inf", "1e999"]:
+            code, _, err = run("import", "nccl-tests", DATA / "nccl-tests-allreduce.txt", "--out", self.tmp / "w.json",
+                               "--link-gbps", value)
+            self.assertEqual(code, 2, err)
+            self.assertIn("--link-gbps: '" + value + "' is not a finite number", err)
+            self.assertFalse((self.tmp / "w.json").exists())
         code, _, err = run("import", "iperf", DATA / "osu-allreduce.txt", "--out", self.tmp / "z.json")
         self.assertEqual(code, 2)
         self.assertIn("FORMAT", err)
