@@ -21,6 +21,12 @@ bool register_command(const Command& command) {
 
 const std::vector<Command>& commands() { return registry(); }
 
+namespace {
+const char* g_program_path = "ccbench";
+}
+
+const char* program_path() { return g_program_path; }
+
 }  // namespace ccbench::cli
 
 namespace {
@@ -39,6 +45,7 @@ void print_usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 0 && argv[0] != nullptr) ccbench::cli::g_program_path = argv[0];
   if (argc < 2) {
     print_usage(stderr);
     return 2;

@@ -9,12 +9,13 @@
 
 #include "compare/bootstrap.hpp"
 #include "compare/statistics.hpp"
+#include "core/sampling.hpp"
 
 namespace ccbench::compare {
 
 namespace {
 
-constexpr std::size_t kMinSamples = 10;  // the sampler's own minimum per size (docs/method.md)
+constexpr auto kMinSamples = static_cast<std::size_t>(kMinSamplesPerSize);  // the sampler's own minimum per size
 
 std::optional<Interval> percentile_ci(std::vector<double> replicates, double confidence) {
   if (replicates.empty()) return std::nullopt;
