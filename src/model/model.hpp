@@ -44,6 +44,7 @@ struct GroupSummary {
   std::vector<int> nodes_fitted;
   std::uint64_t bytes_min = 0, bytes_max = 0;
   int regimes = 0;
+  double residual_rms_log = 0;  // in-sample RMS of ln(fitted/measured)
   double cv_node_rms_log = 0;   // leave one node count out: RMS of ln(predicted/measured), -1 if not computed
   double cv_sizes_rms_log = 0;  // held-out sizes: RMS of ln(predicted/measured)
 };
