@@ -493,6 +493,13 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 };
 
+double robust_sigma(std::vector<double> v) {
+  if (v.empty()) return -1;
+  for (double& x : v) x = std::abs(x);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return 1.4826 * v[v.size() / 2];
+}
+
 double rms(const std::vector<double>& v) {
   if (v.empty()) return -1;
   double s = 0;
@@ -568,6 +575,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   std::vector<double> resid;
   for (const auto& p : d.pts) resid.push_back(p.logt - std::log(envelope_time_us(g.regimes, p.bus_bytes, p.nodes)));
   g.resid_rms_log = rms(resid);
+  g.resid_sigma_log = robust_sigma(resid);
 
   // Refits over resampled trials: cells (node count, size) with 5 or more trials draw them with
   // replacement; a cell with fewer (a bootstrap of 3 trials underestimates their spread) keeps its
@@ -622,6 +630,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
         g.cv_nodes.push_back(cv);
       }
       g.cv_node_rms_log = rms(all);
+      g.cv_node_sigma_log = robust_sigma(all);
     }
     // Held-out sizes: interior sizes in 5 folds.
     const int m = static_cast<int>(d.sizes.size());
@@ -645,6 +654,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
             all.push_back(std::log(envelope_time_us(f.regimes, d.pts[i].bus_bytes, d.pts[i].nodes)) - d.pts[i].logt);
       }
       g.cv_sizes_rms_log = rms(all);
+      g.cv_sizes_sigma_log = robust_sigma(all);
     }
   }
 
