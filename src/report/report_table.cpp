@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/console_table.hpp"
+#include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -55,6 +56,7 @@ std::string render_table(const ReportInput& input) {
     }
     out += "\n";
   }
+  out += model_overlay_text(input) + (input.plan ? "\n" + plan_text(*input.plan) : std::string());
   return out;
 }
 
