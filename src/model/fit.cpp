@@ -493,6 +493,13 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 };
 
+double robust_sigma(std::vector<double> v) {
+  if (v.empty()) return -1;
+  for (double& x : v) x = std::abs(x);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return 1.4826 * v[v.size() / 2];
+}
+
 double rms(const std::vector<double>& v) {
   if (v.empty()) return -1;
   double s = 0;
@@ -568,9 +575,11 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   std::vector<double> resid;
   for (const auto& p : d.pts) resid.push_back(p.logt - std::log(envelope_time_us(g.regimes, p.bus_bytes, p.nodes)));
   g.resid_rms_log = rms(resid);
+  g.resid_sigma_log = robust_sigma(resid);
 
-  // Refits over resampled trials: cells (node count, size) with several trials draw them with
-  // replacement; a cell with one trial keeps it and flips its residual (wild bootstrap).
+  // Refits over resampled trials: cells (node count, size) with 5 or more trials draw them with
+  // replacement; a cell with fewer (a bootstrap of 3 trials underestimates their spread) keeps its
+  // rows and flips each row's residual at random (wild bootstrap, Rademacher signs).
   std::map<std::pair<int, int>, std::vector<int>> cells;
   for (std::size_t i = 0; i < d.pts.size(); ++i) cells[{d.pts[i].node_idx, d.pts[i].size_idx}].push_back(static_cast<int>(i));
   std::mt19937_64 rng(opt.seed ^ std::hash<std::string>{}(key.profile) ^ (static_cast<std::uint64_t>(key.op) << 32) ^
@@ -579,15 +588,17 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
     Work rw = make_work(d);
     std::fill(rw.mult.begin(), rw.mult.end(), 0.0);
     for (const auto& [cell, members] : cells) {
-      if (members.size() >= 2) {
+      if (members.size() >= 5) {
         std::uniform_int_distribution<std::size_t> pick(0, members.size() - 1);
         for (std::size_t j = 0; j < members.size(); ++j) rw.mult[static_cast<std::size_t>(members[pick(rng)])] += 1;
       } else {
-        const auto i = static_cast<std::size_t>(members[0]);
-        rw.mult[i] = 1;
-        const double sign = (rng() & 1u) ? 1.0 : -1.0;
-        rw.logt[i] = std::log(envelope_time_us(g.regimes, d.pts[i].bus_bytes, d.pts[i].nodes)) + sign * resid[i];
-        rw.t[i] = std::exp(rw.logt[i]);
+        for (int m : members) {
+          const auto i = static_cast<std::size_t>(m);
+          rw.mult[i] = 1;
+          const double sign = (rng() & 1u) ? 1.0 : -1.0;
+          rw.logt[i] = std::log(envelope_time_us(g.regimes, d.pts[i].bus_bytes, d.pts[i].nodes)) + sign * resid[i];
+          rw.t[i] = std::exp(rw.logt[i]);
+        }
       }
     }
     g.refits.push_back(refit_warm(rw, g.regimes));
@@ -619,6 +630,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
         g.cv_nodes.push_back(cv);
       }
       g.cv_node_rms_log = rms(all);
+      g.cv_node_sigma_log = robust_sigma(all);
     }
     // Held-out sizes: interior sizes in 5 folds.
     const int m = static_cast<int>(d.sizes.size());
@@ -642,6 +654,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
             all.push_back(std::log(envelope_time_us(f.regimes, d.pts[i].bus_bytes, d.pts[i].nodes)) - d.pts[i].logt);
       }
       g.cv_sizes_rms_log = rms(all);
+      g.cv_sizes_sigma_log = robust_sigma(all);
     }
   }
 

@@ -123,16 +123,16 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
   const bool in_nodes = nodes >= nmin && nodes <= nmax;
   const bool in_sizes = bytes >= g.bytes_min && bytes <= g.bytes_max;
   p.extrapolated = !in_nodes || !in_sizes;
-  double e = g.resid_rms_log;
+  double e = g.resid_sigma_log;
   if (!fitted_node) {
-    e = std::max(e, g.cv_node_rms_log);
+    e = std::max(e, g.cv_node_sigma_log);
     if (g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
   }
   if (p.extrapolated) {
     const double dn = std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
     const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
                                 std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
-    e = std::max({e, g.cv_node_rms_log, g.cv_sizes_rms_log}) * (1.0 + dn + ds / 4.0);
+    e = std::max({e, g.cv_node_sigma_log, g.cv_sizes_sigma_log}) * (1.0 + dn + ds / 4.0);
   }
   const double hw_lo = std::sqrt(q_lo * q_lo + (kZ90 * e) * (kZ90 * e));
   const double hw_hi = std::sqrt(q_hi * q_hi + (kZ90 * e) * (kZ90 * e));
@@ -190,8 +190,10 @@ json Model::to_json() const {
                       {"efficiency", g.efficiency},
                       {"accuracy",
                        {{"residual_rms_log", g.resid_rms_log},
-                        {"cv_leave_one_node_out", {{"rms_log", g.cv_node_rms_log}, {"by_nodes", by_nodes}}},
-                        {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}}}}},
+                        {"residual_sigma_log", g.resid_sigma_log},
+                        {"cv_leave_one_node_out",
+                         {{"rms_log", g.cv_node_rms_log}, {"sigma_log", g.cv_node_sigma_log}, {"by_nodes", by_nodes}}},
+                        {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
                       {"refits", refits}});
   }
   return {{"model_version", kModelVersion},
@@ -247,8 +249,10 @@ Model Model::from_json(const json& j, const std::string& where) {
     g.efficiency = gj.contains("efficiency") && gj["efficiency"].is_number() ? gj["efficiency"].get<double>() : 0.0;
     const json& acc = need(gj, "accuracy", where, path);
     g.resid_rms_log = need_number(acc, "residual_rms_log", where, path + "/accuracy");
+    g.resid_sigma_log = need_number(acc, "residual_sigma_log", where, path + "/accuracy");
     const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
     g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
     if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
       for (const auto& c : cvn["by_nodes"]) {
         CvNode cv;
@@ -261,6 +265,7 @@ Model Model::from_json(const json& j, const std::string& where) {
       }
     const json& cvs = need(acc, "cv_held_out_sizes", where, path + "/accuracy");
     g.cv_sizes_rms_log = need_number(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", false);
+    g.cv_sizes_sigma_log = need_number(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", false);
     const json& refits = need(gj, "refits", where, path);
     if (!refits.is_array()) bad(where, path + "/refits", "must be an array");
     for (std::size_t b = 0; b < refits.size(); ++b) {

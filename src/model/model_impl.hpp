@@ -31,10 +31,15 @@ struct Group {
   std::vector<Regime> regimes;
   std::vector<std::vector<Regime>> refits;
   std::vector<double> bic;     // index k: k + 1 regimes
-  double resid_rms_log = 0;    // in-sample RMS of ln(measured / fitted)
-  double cv_node_rms_log = -1; // leave one node count out (-1: fewer than 2 node counts)
+  // Errors on log scale: RMS, and a robust sigma (1.4826 x median absolute error) that outliers do
+  // not inflate; the bands use the robust one.
+  double resid_rms_log = 0;       // in-sample ln(measured / fitted)
+  double resid_sigma_log = 0;
+  double cv_node_rms_log = -1;    // leave one node count out (-1: fewer than 2 node counts)
+  double cv_node_sigma_log = -1;
   std::vector<CvNode> cv_nodes;
-  double cv_sizes_rms_log = -1;  // held-out interior sizes (-1: too few sizes)
+  double cv_sizes_rms_log = -1;   // held-out interior sizes (-1: too few sizes)
+  double cv_sizes_sigma_log = -1;
   double efficiency = 0;  // busbw at the largest size and node count / (spec_gbps / 8); 0 unknown
 };
 
