@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -76,6 +75,8 @@ std::optional<Op> to_op(StepOp op) {
 }
 
 namespace {
+
+constexpr int kMaxRanks = 1 << 24;
 
 class Reader {
  public:
@@ -219,6 +220,7 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     const YAML::Node par = r.need(root, "", "parallel");
     r.only_keys(par, "parallel", {"ranks", "ranks_per_node", "tp", "pp", "dp", "ep"});
     w.ranks = r.integer(r.need(par, "parallel", "ranks"), "parallel.ranks", 1);
+    if (w.ranks > kMaxRanks) r.fail(par["ranks"], fmt::format("parallel.ranks: {} is above {}", w.ranks, kMaxRanks));
     w.ranks_per_node = r.integer(r.need(par, "parallel", "ranks_per_node"), "parallel.ranks_per_node", 1);
     w.dp = r.integer(r.need(par, "parallel", "dp"), "parallel.dp", 1);
     if (par["tp"]) w.tp = r.integer(par["tp"], "parallel.tp", 1);
@@ -289,9 +291,12 @@ Workload load_workload(const std::filesystem::path& path) {
 }
 
 int nodes_spanned(int size, int stride, int ranks_per_node) {
-  std::set<long long> nodes;
-  for (int i = 0; i < size; ++i) nodes.insert(1LL * i * stride / ranks_per_node);
-  return static_cast<int>(nodes.size());
+  // Members i x stride sit on node floor(i x stride / R). With stride >= R no two share a node; with
+  // stride < R consecutive members are at most one node apart, so every node from the first to the
+  // last is used.
+  if (size <= 0) return 0;
+  if (stride >= ranks_per_node) return size;
+  return static_cast<int>(1LL * (size - 1) * stride / ranks_per_node) + 1;
 }
 
 namespace {
