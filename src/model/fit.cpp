@@ -617,13 +617,20 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
         CvNode cv;
         cv.nodes = d.node_values[static_cast<std::size_t>(held)];
         cv.extrapolated = held == 0 || held == node_count - 1;
+        // sizes the training set spans: only those rows measure extrapolation in nodes alone
+        int train_lo = std::numeric_limits<int>::max(), train_hi = -1;
+        for (std::size_t i = 0; i < d.pts.size(); ++i)
+          if (cw.mult[i] > 0) {
+            train_lo = std::min(train_lo, d.pts[i].size_idx);
+            train_hi = std::max(train_hi, d.pts[i].size_idx);
+          }
         std::vector<double> errs;
         for (const auto& p : d.pts) {
           if (p.node_idx != held) continue;
           const double e = std::log(envelope_time_us(f.regimes, p.bus_bytes, p.nodes)) - p.logt;
           errs.push_back(e);
           all.push_back(e);
-          if (cv.extrapolated) extreme.push_back(e);
+          if (cv.extrapolated && p.size_idx >= train_lo && p.size_idx <= train_hi) extreme.push_back(e);
           cv.max_abs_log = std::max(cv.max_abs_log, std::abs(e));
         }
         cv.rms_log = rms(errs);
