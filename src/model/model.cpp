@@ -129,10 +129,20 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
     if (g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
   }
   if (p.extrapolated) {
+    // Outside the fitted node counts the error grows with the distance: leaving out the smallest
+    // or the largest node count measured the error of extrapolating cv_node_reach_log2 doublings
+    // (cv_node_extrap_sigma_log), so dn doublings get that error times max(1, dn / reach), and
+    // never less than the in-range error times 1 + dn.
+    // Outside the sizes: a quarter of that per doubling of bytes.
     const double dn = std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
     const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
                                 std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
-    e = std::max({e, g.cv_node_sigma_log, g.cv_sizes_sigma_log}) * (1.0 + dn + ds / 4.0);
+    double en = std::max(e, g.resid_sigma_log * (1.0 + dn));
+    if (dn > 0 && g.cv_node_extrap_sigma_log > 0 && g.cv_node_reach_log2 > 0)
+      en = std::max(en, g.cv_node_extrap_sigma_log * std::max(1.0, dn / g.cv_node_reach_log2));
+    if (g.nodes.size() < 2 && dn > 0) en = std::max(en, kNoScaleSigma * (1.0 + dn));
+    const double es = ds > 0 ? std::max(e, g.cv_sizes_sigma_log) : e;
+    e = std::max(en, es) * (1.0 + ds / 4.0);
   }
   const double hw_lo = std::sqrt(q_lo * q_lo + (kZ90 * e) * (kZ90 * e));
   const double hw_hi = std::sqrt(q_hi * q_hi + (kZ90 * e) * (kZ90 * e));
@@ -192,7 +202,11 @@ json Model::to_json() const {
                        {{"residual_rms_log", g.resid_rms_log},
                         {"residual_sigma_log", g.resid_sigma_log},
                         {"cv_leave_one_node_out",
-                         {{"rms_log", g.cv_node_rms_log}, {"sigma_log", g.cv_node_sigma_log}, {"by_nodes", by_nodes}}},
+                         {{"rms_log", g.cv_node_rms_log},
+                          {"sigma_log", g.cv_node_sigma_log},
+                          {"reach_log2_nodes", g.cv_node_reach_log2},
+                          {"extrapolation_sigma_log", g.cv_node_extrap_sigma_log},
+                          {"by_nodes", by_nodes}}},
                         {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
                       {"refits", refits}});
   }
@@ -253,6 +267,9 @@ Model Model::from_json(const json& j, const std::string& where) {
     const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
     g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
     g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    g.cv_node_reach_log2 = need_number(cvn, "reach_log2_nodes", where, path + "/accuracy/cv_leave_one_node_out");
+    g.cv_node_extrap_sigma_log =
+        need_number(cvn, "extrapolation_sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
     if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
       for (const auto& c : cvn["by_nodes"]) {
         CvNode cv;

@@ -37,6 +37,10 @@ struct Group {
   double resid_sigma_log = 0;
   double cv_node_rms_log = -1;    // leave one node count out (-1: fewer than 2 node counts)
   double cv_node_sigma_log = -1;
+  // mean log2 distance from a held-out extreme node count to the nearest one fitted: how far the
+  // leave-one-out extrapolated when it measured cv_node_sigma_log (0: not computed)
+  double cv_node_reach_log2 = 0;
+  double cv_node_extrap_sigma_log = -1;  // held-out smallest and largest node counts: max(robust sigma, worst / 1.645)
   std::vector<CvNode> cv_nodes;
   double cv_sizes_rms_log = -1;   // held-out interior sizes (-1: too few sizes)
   double cv_sizes_sigma_log = -1;
