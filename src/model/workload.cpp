@@ -194,6 +194,7 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     w.layers = r.integer(r.need(model, "model", "layers"), "model.layers", 1);
     w.hidden = r.integer(r.need(model, "model", "hidden"), "model.hidden", 1);
     if (w.parameters < 1) r.fail(model["parameters"], "model.parameters: must be at least 1");
+    if (w.parameters > 1e15) r.fail(model["parameters"], "model.parameters: above 1e15 (1000T)");
     if (const YAML::Node moe = model["moe"]) {
       r.only_keys(moe, "model.moe", {"experts", "top_k", "expert_parameters", "moe_layers"});
       w.experts = r.integer(r.need(moe, "model.moe", "experts"), "model.moe.experts", 1);
@@ -216,6 +217,13 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     w.sequence_length = r.integer(r.need(root, "", "sequence_length"), "sequence_length", 1);
     w.micro_batch = r.integer(r.need(root, "", "micro_batch"), "micro_batch", 1);
     if (root["micro_batches"]) w.micro_batches = r.integer(root["micro_batches"], "micro_batches", 1);
+    // Sizes stay far inside 64 bits: an activation (or all-to-all buffer) of at most 2^50 elements.
+    const double elements = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * std::max(1, w.top_k);
+    if (elements > 0x1p50) {
+      r.fail(root["micro_batch"],
+             fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
+                         w.top_k > 0 ? " x model.moe.top_k" : "", elements));
+    }
 
     const YAML::Node par = r.need(root, "", "parallel");
     r.only_keys(par, "parallel", {"ranks", "ranks_per_node", "tp", "pp", "dp", "ep"});

@@ -218,6 +218,11 @@ TEST(WorkloadErrors, BadValuesAndMissingKeys) {
   EXPECT_EQ(error_of("model: {parameters: 1B, layers: 2, hidden: 64}\ndtype: bf16\n"),
             "w.yaml:1: missing key 'sequence_length'");
   EXPECT_EQ(error_of("- a\n- b\n"), "w.yaml: a workload file is a mapping of keys");
+  EXPECT_EQ(error_of("model: {parameters: 2e15, layers: 2, hidden: 64}\n"),
+            "w.yaml:1: model.parameters: above 1e15 (1000T)");
+  EXPECT_EQ(error_of("model: {parameters: 1B, layers: 2, hidden: 1048576}\ndtype: bf16\nsequence_length: 1048576\n"
+                     "micro_batch: 2048\n"),
+            "w.yaml:4: micro_batch x sequence_length x model.hidden = 2.25e+15 elements: above 2^50");
 }
 
 }  // namespace
