@@ -69,6 +69,9 @@ TEST(ModelFit, KnownTwoRegimeEnvelopeIsRecoveredWithinItsBands) {
     // the residual scatter is the 2% noise; held-out errors of the same order
     EXPECT_NEAR(v.summary.residual_rms_log, 0.02, 0.004);
     if (opt.cross_validate) {
+      std::printf("seed %d: residual RMS %.4f, leave-one-node-out RMS %.4f, held-out sizes RMS %.4f (log)\n",
+                  static_cast<int>(seed), v.summary.residual_rms_log, v.summary.cv_node_rms_log,
+                  v.summary.cv_sizes_rms_log);
       EXPECT_GT(v.summary.cv_node_rms_log, 0.015);
       EXPECT_LT(v.summary.cv_node_rms_log, 0.06);
       EXPECT_GT(v.summary.cv_sizes_rms_log, 0.015);
