@@ -179,7 +179,8 @@ TEST(ModelFile, AnotherVersionIsRejectedNamingFileAndKey) {
 
 TEST(ModelFit, OneSizeOnlyIsAUsageErrorNamingFileAndKey) {
   std::mt19937_64 rng(1);
-  auto f = synthetic::make_file(synthetic::two_regime_truth(), {Op::allreduce}, {1 << 20}, 2, 8, 3, "p5en.48xlarge", rng);
+  auto f =
+      synthetic::make_file(synthetic::two_regime_truth(), {Op::allreduce}, {1 << 20}, 2, 8, 3, "p5en.48xlarge", rng);
   f.source = "runs/one.json";
   try {
     fit(observations(f), FitOptions{}, {});
