@@ -9,8 +9,8 @@
 // References timed in the same run: loading the 10 result files alone (every fit pays it), one
 // plain fit (no refits, no cross-validation), parsing the model file's JSON alone.
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>

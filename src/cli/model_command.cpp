@@ -79,14 +79,14 @@ int fit_main(int argc, char** argv) {
     }
     const model::Model m = model::fit(rows, options, inputs);
     write_file_atomically(out, m.to_json().dump(1) + "\n");
-    std::fprintf(stderr, "ccbench model fit: %zu rows from %zu files -> %s\n", rows.size(), side.files.size(), out.c_str());
+    std::fprintf(stderr, "ccbench model fit: %zu rows from %zu files -> %s\n", rows.size(), side.files.size(),
+                 out.c_str());
     std::printf("%-15s %-22s %-10s %-12s %-8s %-9s %-12s %-12s\n", "op", "profile", "ranks/node", "nodes", "regimes",
                 "residual", "cv-node-out", "cv-sizes-out");
     for (const auto& g : m.groups()) {
       std::printf("%-15s %-22s %-10d %-12s %-8d %-9s %-12s %-12s\n", std::string(name(g.op)).c_str(), g.profile.c_str(),
                   g.ranks_per_node, fmt::format("{}", fmt::join(g.nodes_fitted, ",")).c_str(), g.regimes,
-                  pct(g.residual_rms_log).c_str(), pct(g.cv_node_rms_log).c_str(),
-                  pct(g.cv_sizes_rms_log).c_str());
+                  pct(g.residual_rms_log).c_str(), pct(g.cv_node_rms_log).c_str(), pct(g.cv_sizes_rms_log).c_str());
     }
     return 0;
   } catch (const UsageError& e) {
@@ -112,7 +112,8 @@ int predict_main(int argc, char** argv) {
   app.add_option("--op", op_text, "collective")->required();
   app.add_option("--bytes,-b", bytes_text, "size S (nccl-tests convention), e.g. 1G")->required();
   app.add_option("--nodes,-N", q.nodes, "node count")->required()->check(CLI::Range(1, 1 << 20));
-  app.add_option("--ranks-per-node", q.ranks_per_node, "ranks per node (default: as fitted)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--ranks-per-node", q.ranks_per_node, "ranks per node (default: as fitted)")
+      ->check(CLI::Range(1, 1 << 16));
   app.add_option("--profile", q.profile, "instance type or fabric label (default: the model's only one)");
   app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
   try {
@@ -165,16 +166,16 @@ int predict_main(int argc, char** argv) {
 }
 
 const bool registered_fit = cli::register_model_subcommand({"fit", "fit a model from result files", &fit_main});
-const bool registered_predict =
-    cli::register_model_subcommand({"predict", "time and busbw at a size and node count, with a 90% band", &predict_main});
+const bool registered_predict = cli::register_model_subcommand(
+    {"predict", "time and busbw at a size and node count, with a 90% band", &predict_main});
 
 void print_model_usage(std::FILE* out) {
   std::fprintf(out, "usage: ccbench model <subcommand> [options]\n\nsubcommands:\n");
   auto subs = cli::model_subcommands();
   std::ranges::sort(subs, {}, &cli::ModelSubcommand::name);
   for (const auto& s : subs)
-    std::fprintf(out, "  %-8.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(), static_cast<int>(s.summary.size()),
-                 s.summary.data());
+    std::fprintf(out, "  %-8.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(),
+                 static_cast<int>(s.summary.size()), s.summary.data());
 }
 
 int model_main(int argc, char** argv) {
@@ -201,7 +202,7 @@ int model_main(int argc, char** argv) {
   return exit_code::usage;
 }
 
-const bool registered = cli::register_command(
-    {"model", "capacity planning: fit a model from result files, predict at scale", &model_main});
+const bool registered =
+    cli::register_command({"model", "capacity planning: fit a model from result files, predict at scale", &model_main});
 
 }  // namespace

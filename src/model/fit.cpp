@@ -150,15 +150,15 @@ struct Point {
 
 struct Data {
   std::vector<Point> pts;
-  std::vector<int> node_values;       // distinct, sorted
-  std::vector<std::uint64_t> sizes;   // distinct, sorted
+  std::vector<int> node_values;      // distinct, sorted
+  std::vector<std::uint64_t> sizes;  // distinct, sorted
 };
 
 // Fit state over a subset of points: multiplicity (0 = not used) and robust weight per point.
 struct Work {
   const Data* data = nullptr;
   std::vector<double> mult;
-  std::vector<double> t;     // possibly perturbed times (refits)
+  std::vector<double> t;  // possibly perturbed times (refits)
   std::vector<double> logt;
   std::vector<double> robust;
 };
@@ -177,7 +177,8 @@ bool solve(std::array<double, 16> a, std::array<double, 4> b, int k, std::array<
         piv = r;
     if (std::abs(a[static_cast<std::size_t>(piv * 4 + c)]) < 1e-12) return false;
     if (piv != c) {
-      for (int j = 0; j < k; ++j) std::swap(a[static_cast<std::size_t>(c * 4 + j)], a[static_cast<std::size_t>(piv * 4 + j)]);
+      for (int j = 0; j < k; ++j)
+        std::swap(a[static_cast<std::size_t>(c * 4 + j)], a[static_cast<std::size_t>(piv * 4 + j)]);
       std::swap(b[static_cast<std::size_t>(c)], b[static_cast<std::size_t>(piv)]);
     }
     for (int r = c + 1; r < k; ++r) {
@@ -209,7 +210,8 @@ std::array<double, 4> nnls(const std::array<double, 16>& A, const std::array<dou
     std::array<double, 4> bb{};
     for (int r = 0; r < k; ++r) {
       for (int s = 0; s < k; ++s)
-        a[static_cast<std::size_t>(r * 4 + s)] = A[static_cast<std::size_t>(idx[static_cast<std::size_t>(r)] * 4 + idx[static_cast<std::size_t>(s)])];
+        a[static_cast<std::size_t>(r * 4 + s)] =
+            A[static_cast<std::size_t>(idx[static_cast<std::size_t>(r)] * 4 + idx[static_cast<std::size_t>(s)])];
       bb[static_cast<std::size_t>(r)] = b[static_cast<std::size_t>(idx[static_cast<std::size_t>(r)])];
     }
     std::array<double, 4> xs{};
@@ -218,12 +220,14 @@ std::array<double, 4> nnls(const std::array<double, 16>& A, const std::array<dou
     for (int r = 0; r < k; ++r) ok = ok && xs[static_cast<std::size_t>(r)] >= 0;
     if (!ok) continue;
     std::array<double, 4> x{};
-    for (int r = 0; r < k; ++r) x[static_cast<std::size_t>(idx[static_cast<std::size_t>(r)])] = xs[static_cast<std::size_t>(r)];
+    for (int r = 0; r < k; ++r)
+      x[static_cast<std::size_t>(idx[static_cast<std::size_t>(r)])] = xs[static_cast<std::size_t>(r)];
     // objective x'Ax - 2b'x + c
     double obj = c;
     for (int i = 0; i < 4; ++i) {
       obj -= 2 * b[static_cast<std::size_t>(i)] * x[static_cast<std::size_t>(i)];
-      for (int j = 0; j < 4; ++j) obj += x[static_cast<std::size_t>(i)] * A[static_cast<std::size_t>(i * 4 + j)] * x[static_cast<std::size_t>(j)];
+      for (int j = 0; j < 4; ++j)
+        obj += x[static_cast<std::size_t>(i)] * A[static_cast<std::size_t>(i * 4 + j)] * x[static_cast<std::size_t>(j)];
     }
     if (obj < best_obj) {
       best_obj = obj;
@@ -281,11 +285,13 @@ Regime fit_regime(const Work& w, const std::vector<int>& idx, const Regime* star
         const auto& p = w.data->pts[static_cast<std::size_t>(i)];
         const double t = w.t[static_cast<std::size_t>(i)];
         const std::array<double, 4> x{1.0, steps_of(shape, p.nodes), p.bus_bytes, p.bus_bytes * p.log2n};
-        for (int j = 0; j < 4; ++j) ss[static_cast<std::size_t>(j)] += x[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)] / (t * t);
+        for (int j = 0; j < 4; ++j)
+          ss[static_cast<std::size_t>(j)] += x[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)] / (t * t);
         tt += 1;
       }
       for (int j = 0; j < 4; ++j)
-        scale[static_cast<std::size_t>(j)] = ss[static_cast<std::size_t>(j)] > 0 ? 1.0 / std::sqrt(ss[static_cast<std::size_t>(j)] / tt) : 1.0;
+        scale[static_cast<std::size_t>(j)] =
+            ss[static_cast<std::size_t>(j)] > 0 ? 1.0 / std::sqrt(ss[static_cast<std::size_t>(j)] / tt) : 1.0;
     }
     Regime cur;
     bool have = false;
@@ -306,13 +312,16 @@ Regime fit_regime(const Work& w, const std::vector<int>& idx, const Regime* star
           const double pred = regime_time_us(cur, p.bus_bytes, p.nodes);
           if (pred > 0) ref = pred;
         }
-        const double wt = w.mult[static_cast<std::size_t>(i)] * w.robust[static_cast<std::size_t>(i)] / (p.s2 * ref * ref);
+        const double wt =
+            w.mult[static_cast<std::size_t>(i)] * w.robust[static_cast<std::size_t>(i)] / (p.s2 * ref * ref);
         if (wt <= 0) continue;
         const std::array<double, 4> x{1.0 * scale[0], steps_of(shape, p.nodes) * scale[1], p.bus_bytes * scale[2],
                                       p.bus_bytes * p.log2n * scale[3]};
         for (int r = 0; r < 4; ++r) {
           b[static_cast<std::size_t>(r)] += wt * x[static_cast<std::size_t>(r)] * t;
-          for (int s = 0; s < 4; ++s) A[static_cast<std::size_t>(r * 4 + s)] += wt * x[static_cast<std::size_t>(r)] * x[static_cast<std::size_t>(s)];
+          for (int s = 0; s < 4; ++s)
+            A[static_cast<std::size_t>(r * 4 + s)] +=
+                wt * x[static_cast<std::size_t>(r)] * x[static_cast<std::size_t>(s)];
         }
         c += wt * t * t;
       }
@@ -331,9 +340,9 @@ Regime fit_regime(const Work& w, const std::vector<int>& idx, const Regime* star
 struct EnvelopeFit {
   std::vector<Regime> regimes;
   double loss = std::numeric_limits<double>::infinity();  // sum of mult * huber(residual / sigma)
-  double wrss = 0;                                         // sum of mult * robust * (residual / sigma)^2
-  double n = 0;                                            // sum of mult
-  bool degenerate = false;  // a regime is the cheapest at fewer than 2 sizes
+  double wrss = 0;                                        // sum of mult * robust * (residual / sigma)^2
+  double n = 0;                                           // sum of mult
+  bool degenerate = false;                                // a regime is the cheapest at fewer than 2 sizes
 };
 
 // Evaluates the envelope: loss, assignment and robust weights.
@@ -438,7 +447,8 @@ EnvelopeFit fit_k(Work& w, int k) {
       idx[static_cast<std::size_t>(seg)].push_back(static_cast<int>(i));
     }
     std::vector<Regime> regimes(static_cast<std::size_t>(k));
-    for (int s = 0; s < k; ++s) regimes[static_cast<std::size_t>(s)] = fit_regime(w, idx[static_cast<std::size_t>(s)], nullptr, 2);
+    for (int s = 0; s < k; ++s)
+      regimes[static_cast<std::size_t>(s)] = fit_regime(w, idx[static_cast<std::size_t>(s)], nullptr, 2);
     const EnvelopeFit f = evaluate(w, regimes, nullptr, false);
     starts.push_back({f.loss, regimes, assign});
   }
@@ -525,17 +535,18 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   if (d.sizes.size() < 2) {
     std::set<std::string> files;
     for (const auto* o : rows) files.insert(o->file);
-    throw UsageError(fmt::format("{}: results/bytes: {} on {} ({} ranks per node) has one size only ({}); model fit "
-                                 "needs at least 2 sizes",
-                                 *files.begin(), name(key.op), key.profile, key.ranks_per_node,
-                                 format_bytes(*sizes.begin())));
+    throw UsageError(
+        fmt::format("{}: results/bytes: {} on {} ({} ranks per node) has one size only ({}); model fit "
+                    "needs at least 2 sizes",
+                    *files.begin(), name(key.op), key.profile, key.ranks_per_node, format_bytes(*sizes.begin())));
   }
   for (const auto* o : rows) {
     Point p;
     p.nodes = o->nodes;
     p.log2n = std::log2(static_cast<double>(o->nodes));
     p.bus_bytes = bus_bytes(o->op, o->bytes, o->nodes, o->ranks_per_node);
-    p.node_idx = static_cast<int>(std::lower_bound(d.node_values.begin(), d.node_values.end(), o->nodes) - d.node_values.begin());
+    p.node_idx = static_cast<int>(std::lower_bound(d.node_values.begin(), d.node_values.end(), o->nodes) -
+                                  d.node_values.begin());
     p.size_idx = static_cast<int>(std::lower_bound(d.sizes.begin(), d.sizes.end(), o->bytes) - d.sizes.begin());
     p.t = o->time_us;
     p.logt = std::log(o->time_us);
@@ -555,8 +566,8 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   double best_bic = std::numeric_limits<double>::infinity();
   for (int k = 1; k <= opt.max_regimes; ++k) {
     EnvelopeFit f = fit_k(w, k);
-    const double bic = f.regimes.empty() ? std::numeric_limits<double>::infinity()
-                                         : bic_of(f, free_parameters(f.regimes, node_count));
+    const double bic =
+        f.regimes.empty() ? std::numeric_limits<double>::infinity() : bic_of(f, free_parameters(f.regimes, node_count));
     g.bic.push_back(std::isfinite(bic) ? bic : 0.0);
     if (f.regimes.empty() || (k > 1 && f.degenerate)) {
       g.bic.back() = 0;
@@ -581,7 +592,8 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   // replacement; a cell with fewer (a bootstrap of 3 trials underestimates their spread) keeps its
   // rows and flips each row's residual at random (wild bootstrap, Rademacher signs).
   std::map<std::pair<int, int>, std::vector<int>> cells;
-  for (std::size_t i = 0; i < d.pts.size(); ++i) cells[{d.pts[i].node_idx, d.pts[i].size_idx}].push_back(static_cast<int>(i));
+  for (std::size_t i = 0; i < d.pts.size(); ++i)
+    cells[{d.pts[i].node_idx, d.pts[i].size_idx}].push_back(static_cast<int>(i));
   std::mt19937_64 rng(opt.seed ^ std::hash<std::string>{}(key.profile) ^ (static_cast<std::uint64_t>(key.op) << 32) ^
                       static_cast<std::uint64_t>(key.ranks_per_node));
   for (int b = 0; b < opt.refits; ++b) {

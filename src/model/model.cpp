@@ -134,7 +134,8 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
     // (cv_node_extrap_sigma_log), so dn doublings get that error times max(1, dn / reach), and
     // never less than the in-range error times 1 + dn.
     // Outside the sizes: a quarter of that per doubling of bytes.
-    const double dn = std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
+    const double dn =
+        std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
     const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
                                 std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
     double en = std::max(e, g.resid_sigma_log * (1.0 + dn));
@@ -224,7 +225,8 @@ Model Model::from_json(const json& j, const std::string& where) {
   if (!j.is_object()) bad(where, "/", "a model file is a JSON object");
   const json& version = need(j, "model_version", where, "");
   if (!version.is_number_integer() || version.get<long long>() != kModelVersion)
-    bad(where, "model_version", fmt::format("is {}, this ccbench reads model_version {}", version.dump(), kModelVersion));
+    bad(where, "model_version",
+        fmt::format("is {}, this ccbench reads model_version {}", version.dump(), kModelVersion));
   auto impl = std::make_unique<Impl>();
   if (j.contains("inputs") && j["inputs"].is_array()) impl->inputs = j["inputs"];
   if (j.contains("refits") && j["refits"].is_number_integer()) impl->refits = j["refits"].get<int>();
@@ -239,7 +241,8 @@ Model Model::from_json(const json& j, const std::string& where) {
     if (!parsed) bad(where, path + "/op", fmt::format("unknown op {}", op.dump()));
     g.op = *parsed;
     const json& profile = need(gj, "profile", where, path);
-    if (!profile.is_string() || profile.get<std::string>().empty()) bad(where, path + "/profile", "must be a non-empty string");
+    if (!profile.is_string() || profile.get<std::string>().empty())
+      bad(where, path + "/profile", "must be a non-empty string");
     g.profile = profile.get<std::string>();
     g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1);
     g.spec_gbps = need_number(gj, "spec_gbps", where, path);
@@ -288,7 +291,8 @@ Model Model::from_json(const json& j, const std::string& where) {
     for (std::size_t b = 0; b < refits.size(); ++b) {
       const json& flat = refits[b];
       if (!flat.is_array() || flat.size() != 4 * g.regimes.size())
-        bad(where, fmt::format("{}/refits/{}", path, b), fmt::format("must hold {} numbers (4 per regime)", 4 * g.regimes.size()));
+        bad(where, fmt::format("{}/refits/{}", path, b),
+            fmt::format("must hold {} numbers (4 per regime)", 4 * g.regimes.size()));
       std::vector<Regime> rs = g.regimes;
       for (std::size_t k = 0; k < rs.size(); ++k) {
         double v[4];
@@ -401,17 +405,18 @@ Prediction Model::predict(const PredictQuery& q) const {
       std::set<int> rpns;
       for (const Group* x : for_op)
         if (x->profile == profile) rpns.insert(x->ranks_per_node);
-      throw UsageError(fmt::format("--ranks-per-node: {} on {} was fitted with {} ranks per node only", name(q.op), profile,
-                                   fmt::join(rpns, ", ")));
+      throw UsageError(fmt::format("--ranks-per-node: {} on {} was fitted with {} ranks per node only", name(q.op),
+                                   profile, fmt::join(rpns, ", ")));
     }
     return finish(predict_group(*g, q.bytes, q.nodes, 1.0), g->ranks_per_node);
   }
   // A profile never measured: its spec times the efficiency learned on the measured ones.
   const auto spec = system::find_instance_profile(profile);
   if (!spec || spec->efa_gbps <= 0)
-    throw UsageError(fmt::format("--profile: '{}' was not measured and has no spec in configs/instances/aws.yaml "
-                                 "(measured: {})",
-                                 profile, fmt::join(op_profiles, ", ")));
+    throw UsageError(
+        fmt::format("--profile: '{}' was not measured and has no spec in configs/instances/aws.yaml "
+                    "(measured: {})",
+                    profile, fmt::join(op_profiles, ", ")));
   std::vector<const Group*> refs;
   for (const Group* g : for_op) {
     if (g->spec_gbps <= 0) continue;
@@ -420,9 +425,10 @@ Prediction Model::predict(const PredictQuery& q) const {
     if (best == g) refs.push_back(g);
   }
   if (refs.empty())
-    throw UsageError(fmt::format("--profile: '{}' was not measured and no measured profile of {} has a spec to learn "
-                                 "its efficiency from",
-                                 profile, name(q.op)));
+    throw UsageError(
+        fmt::format("--profile: '{}' was not measured and no measured profile of {} has a spec to learn "
+                    "its efficiency from",
+                    profile, name(q.op)));
   double log_t = 0, log_lo = 0, log_hi = 0;
   double min_log_t = 1e300, max_log_t = -1e300;
   bool extrapolated = false;

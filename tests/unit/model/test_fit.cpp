@@ -69,6 +69,9 @@ TEST(ModelFit, KnownTwoRegimeEnvelopeIsRecoveredWithinItsBands) {
     // the residual scatter is the 2% noise; held-out errors of the same order
     EXPECT_NEAR(v.summary.residual_rms_log, 0.02, 0.004);
     if (opt.cross_validate) {
+      std::printf("seed %d: residual RMS %.4f, leave-one-node-out RMS %.4f, held-out sizes RMS %.4f (log)\n",
+                  static_cast<int>(seed), v.summary.residual_rms_log, v.summary.cv_node_rms_log,
+                  v.summary.cv_sizes_rms_log);
       EXPECT_GT(v.summary.cv_node_rms_log, 0.015);
       EXPECT_LT(v.summary.cv_node_rms_log, 0.06);
       EXPECT_GT(v.summary.cv_sizes_rms_log, 0.015);
@@ -176,7 +179,8 @@ TEST(ModelFile, AnotherVersionIsRejectedNamingFileAndKey) {
 
 TEST(ModelFit, OneSizeOnlyIsAUsageErrorNamingFileAndKey) {
   std::mt19937_64 rng(1);
-  auto f = synthetic::make_file(synthetic::two_regime_truth(), {Op::allreduce}, {1 << 20}, 2, 8, 3, "p5en.48xlarge", rng);
+  auto f =
+      synthetic::make_file(synthetic::two_regime_truth(), {Op::allreduce}, {1 << 20}, 2, 8, 3, "p5en.48xlarge", rng);
   f.source = "runs/one.json";
   try {
     fit(observations(f), FitOptions{}, {});
