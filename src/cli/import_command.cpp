@@ -24,13 +24,14 @@ int import_main(int argc, char** argv) {
       "Imported rows are marked samples_kind \"summary\": compare warns that their CIs are unavailable.",
       "ccbench import"};
   std::string format, file, out, op, label, instance_type, generation;
-  int ranks = 0;
+  int ranks = 0, nodes = 0;
   double link_gbps = 0;
   app.add_option("FORMAT", format, "nccl-tests|osu")->required()->check(CLI::IsMember({"nccl-tests", "osu"}));
   app.add_option("FILE", file, "the log to import")->required();
   app.add_option("--out", out, "result file to write")->required();
   app.add_option("--op", op, "collective, when the log does not say");
   app.add_option("--ranks", ranks, "number of ranks, when the log does not say (OSU)")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--nodes", nodes, "number of nodes, when the log names no hosts")->check(CLI::Range(1, 1 << 20));
   app.add_option("--label", label, "run label");
   app.add_option("--instance-type", instance_type, "instance type of the machines that ran it");
   app.add_option("--link-gbps", link_gbps, "EFA bandwidth per node in Gbps (for link-normalised claims)")
@@ -53,6 +54,7 @@ int import_main(int argc, char** argv) {
       o.op = std::string(name(*parsed));
     }
     if (ranks > 0) o.ranks = ranks;
+    if (nodes > 0) o.nodes = nodes;
     if (link_gbps > 0) o.link_gbps = link_gbps;
     o.label = label;
     o.instance_type = instance_type;

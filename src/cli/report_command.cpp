@@ -1,4 +1,5 @@
-// `ccbench report FILE... --format table|markdown|csv|html|prometheus|gbench --out PATH [--baseline FILE]`
+// `ccbench report FILE... --format table|markdown|csv|html|prometheus|gbench --out PATH [--baseline FILE] [--model M]
+// [--plan P]`
 //
 // Exit codes: 0 rendered; 2 usage or input error (a missing or malformed file, an unknown format, an
 // unwritable --out), with a message naming the file or flag. A comparison overlaid with --baseline
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -21,7 +23,11 @@
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
+#include "core/types.hpp"
+#include "model/fit.hpp"
+#include "model/model.hpp"
 #include "report/compare_render.hpp"
+#include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 
 namespace ccbench::cli {
@@ -60,6 +66,64 @@ nlohmann::json overlay_verdict(const std::vector<std::string>& baseline, const s
   return report::compare_to_json(compare::compare_runs(options));
 }
 
+// `--model`: the model's curve for every (op, profile, nodes, ranks per node) the files measured, at
+// the sizes they measured. A layout the model cannot answer is left out, with a warning.
+std::vector<report::ModelCurve> model_curves(const std::string& model_file, const std::vector<ResultFile>& files) {
+  const model::Model m = model::Model::load(model_file);
+  std::vector<report::ModelCurve> curves;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const model::RunFacts facts = model::run_facts(files[f]);
+    for (const auto& row : files[f].results) {
+      const auto op = parse_op(row.op);
+      if (!op) continue;
+      auto it = std::find_if(curves.begin(), curves.end(), [&](const report::ModelCurve& c) {
+        return c.op == row.op && c.profile == facts.profile && c.nodes == facts.nodes &&
+               c.ranks_per_node == facts.ranks_per_node;
+      });
+      if (it == curves.end()) {
+        curves.push_back({row.op, facts.profile, facts.nodes, facts.ranks_per_node, false, model_file, {}, {}});
+        it = std::prev(curves.end());
+      }
+      if (std::find(it->files.begin(), it->files.end(), f) == it->files.end()) it->files.push_back(f);
+      if (std::none_of(it->points.begin(), it->points.end(),
+                       [&](const report::ModelCurvePoint& p) { return p.bytes == row.bytes; })) {
+        it->points.push_back({row.bytes, 0, 0, 0, 0, 0, 0, false});
+      }
+    }
+  }
+  std::vector<report::ModelCurve> out;
+  for (auto& c : curves) {
+    std::sort(c.points.begin(), c.points.end(),
+              [](const report::ModelCurvePoint& a, const report::ModelCurvePoint& b) { return a.bytes < b.bytes; });
+    try {
+      for (auto& p : c.points) {
+        const model::Prediction pr = m.predict({*parse_op(c.op), p.bytes, c.nodes, c.ranks_per_node, c.profile});
+        p = {p.bytes,       pr.time_us,       pr.time_lo_us,    pr.time_hi_us,
+             pr.busbw_gbps, pr.busbw_lo_gbps, pr.busbw_hi_gbps, pr.extrapolated};
+        c.from_spec = c.from_spec || pr.from_spec;
+      }
+      out.push_back(std::move(c));
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "ccbench report: warning: --model %s: no curve for %s on %s, %d x %d: %s\n",
+                   model_file.c_str(), c.op.c_str(), c.profile.c_str(), c.nodes, c.ranks_per_node, e.what());
+    }
+  }
+  return out;
+}
+
+nlohmann::json load_plan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--plan " + path + ": cannot read the file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ParseError(path + ": malformed JSON (" + e.what() + ")");
+  }
+  report::check_plan_document(doc, path);
+  return doc;
+}
+
 int report_main(int argc, char** argv) {
   CLI::App app{
       "Render result files as a text table, markdown, CSV, HTML with SVG charts, Prometheus metrics or "
@@ -70,13 +134,20 @@ int report_main(int argc, char** argv) {
   std::string out;
   std::string baseline;
   std::string claim;
-  app.add_option("files", inputs, "Result files (.json, .jsonl) or folders of them")->required();
+  std::string model_file, plan_file;
+  app.add_option("files", inputs, "Result files (.json, .jsonl) or folders of them");
   app.add_option("--format", format_text,
                  "table, markdown, csv, html, prometheus or gbench (default: from --out's extension, else table)");
   app.add_option("-o,--out", out, "Output file (written atomically; default or '-': standard output)");
   app.add_option("--baseline", baseline,
                  "Result file or folder of the baseline: overlays `ccbench compare BASELINE FILES` (html, "
                  "markdown, table)");
+  app.add_option("--model", model_file,
+                 "Model file of `ccbench model fit`: its curve and 90% band over the measured points (html, markdown, "
+                 "table)");
+  app.add_option("--plan", plan_file,
+                 "Plan of `ccbench model plan --format json`: its tables (html, markdown, table); alone, or after "
+                 "the runs");
   app.add_option("--claim", claim,
                  "Claim file (configs/claims/*.yaml) the overlaid comparison tests; needs --baseline");
   try {
@@ -101,6 +172,16 @@ int report_main(int argc, char** argv) {
     const bool to_stdout = out.empty() || out == "-";
     if (!to_stdout) check_writable(out);
 
+    if (inputs.empty() && plan_file.empty())
+      throw UsageError("files: at least one result file (or --plan) is required");
+    if ((!plan_file.empty() || !model_file.empty()) && *format != report::Format::table &&
+        *format != report::Format::markdown && *format != report::Format::html) {
+      throw UsageError(std::string(!plan_file.empty() ? "--plan" : "--model") +
+                       ": only with --format html, markdown or table");
+    }
+    if (!model_file.empty() && inputs.empty())
+      throw UsageError("--model " + model_file + ": needs result files to draw over");
+
     report::ReportInput input;
     if (!baseline.empty()) {
       input.files = load_all({baseline});
@@ -110,8 +191,14 @@ int report_main(int argc, char** argv) {
     if (!claim.empty() && baseline.empty()) throw UsageError("--claim " + claim + ": needs --baseline");
     if (!baseline.empty()) input.verdict = overlay_verdict({baseline}, inputs, claim);
     input.generated_at = utc_timestamp_now();
+    if (!model_file.empty()) input.model_curves = model_curves(model_file, input.files);
+    if (!plan_file.empty()) input.plan = load_plan(plan_file);
 
-    const std::string text = report::render(*format, input);
+    // A plan alone is its own document.
+    const std::string text = !input.files.empty()                  ? report::render(*format, input)
+                             : *format == report::Format::html     ? report::plan_html_page(*input.plan)
+                             : *format == report::Format::markdown ? report::plan_markdown(*input.plan)
+                                                                   : report::plan_text(*input.plan);
     if (to_stdout) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);

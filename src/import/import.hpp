@@ -16,6 +16,7 @@ namespace ccbench::importer {
 struct ImportOptions {
   std::optional<std::string> op;  // when the log does not say which collective ran
   std::optional<int> ranks;       // when the log does not say (OSU never does)
+  std::optional<int> nodes;       // when the log names no hosts (summary tables, published excerpts)
   std::string label;
   std::string instance_type;
   std::optional<double> link_gbps;

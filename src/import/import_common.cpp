@@ -42,7 +42,8 @@ std::vector<std::string> split_ws(const std::string& line) {
 }
 
 std::string strip_launcher_prefix(const std::string& line) {
-  static const std::regex kPrefix(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  // Open MPI's --tag-output "[1,0]<stdout>:" and srun --label's "0: ".
+  static const std::regex kPrefix(R"(^(\[\d+,\d+\]<std(out|err)>:|\d+: ))");
   std::smatch m;
   if (std::regex_search(line, m, kPrefix)) return line.substr(static_cast<std::size_t>(m.length(0)));
   return line;
@@ -76,6 +77,7 @@ ResultFile skeleton(const std::string& source_tool, const std::filesystem::path&
   f.run.finished_at = "";
   if (!o.instance_type.empty()) f.system["instance_type"] = o.instance_type;
   if (o.link_gbps) f.fabric["link_gbps"] = *o.link_gbps;
+  if (o.nodes) f.system["nodes"] = *o.nodes;
   if (!o.efa_generation.empty()) f.fabric["generation"] = o.efa_generation;
   return f;
 }

@@ -236,6 +236,7 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
     f.results.push_back(std::move(row));
   }
   f.system["ranks"] = ranks;
+  if (host_order.empty() && o.nodes && ranks % *o.nodes == 0) f.system["ranks_per_node"] = ranks / *o.nodes;
   if (!host_order.empty()) {
     json hosts = json::array();
     for (const auto& h : host_order) {
@@ -325,6 +326,7 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
     }
   }
   f.system["ranks"] = ranks;
+  if (!devices && o.nodes && ranks % *o.nodes == 0) f.system["ranks_per_node"] = ranks / *o.nodes;
   TrialCounter trials;
   bool warned = false;
   bool raw_samples = false;

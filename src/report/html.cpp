@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 #include "report/svg_chart.hpp"
@@ -324,6 +325,7 @@ std::string render_html(const ReportInput& input) {
   for (const auto& file : input.files) all.push_back(build_series(file));
   for (const auto& op : ops_in_order(input.files)) out += op_section(op, all, labels);
   out += metadata_section(input.files, labels);
+  out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());
   out +=
       "<footer>ccbench report. Sample: one iteration's time, the maximum over ranks after a synchronised start; "
       "busbw and algbw from the median time; CI: distribution-free 95% interval of the median.</footer>\n";

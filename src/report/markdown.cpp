@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -154,6 +155,7 @@ std::string render_markdown(const ReportInput& input) {
     }
     out += "\n";
   }
+  out += model_overlay_markdown(input) + (input.plan ? plan_markdown(*input.plan) : std::string());
   return out;
 }
 

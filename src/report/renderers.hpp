@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "report/model_overlay.hpp"
 
 namespace ccbench::report {
 
@@ -31,6 +32,10 @@ struct ReportInput {
   std::size_t baseline_files = 0;
   // Shown in headers; empty leaves it out (tests compare outputs byte for byte).
   std::string generated_at;
+  // `--model`: a fitted model's curves over the measured points (html, markdown, table).
+  std::vector<ModelCurve> model_curves;
+  // `--plan`: a plan document of `ccbench model plan --format json` (html, markdown, table).
+  std::optional<nlohmann::json> plan;
 };
 
 // nccl-tests-like text tables, one per op and run.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/console_table.hpp"
+#include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -54,6 +55,11 @@ std::string render_table(const ReportInput& input) {
       for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second);
     }
     out += "\n";
+  }
+  out += model_overlay_text(input);
+  if (input.plan) {
+    out += '\n';
+    out += plan_text(*input.plan);
   }
   return out;
 }

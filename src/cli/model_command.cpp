@@ -1,0 +1,208 @@
+// `ccbench model fit RESULTS... -o model.json` and `ccbench model predict MODEL ...` (docs/model.md).
+#include "cli/model_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "compare/load.hpp"
+#include "core/error.hpp"
+#include "core/result.hpp"
+#include "core/sizes.hpp"
+#include "core/types.hpp"
+#include "model/fit.hpp"
+#include "model/model.hpp"
+
+namespace ccbench::cli {
+
+namespace {
+std::vector<ModelSubcommand>& model_registry() {
+  static std::vector<ModelSubcommand> table;
+  return table;
+}
+}  // namespace
+
+bool register_model_subcommand(const ModelSubcommand& sub) {
+  model_registry().push_back(sub);
+  return true;
+}
+const std::vector<ModelSubcommand>& model_subcommands() { return model_registry(); }
+
+}  // namespace ccbench::cli
+
+namespace {
+
+using namespace ccbench;
+
+std::string pct(double log_error) {
+  if (log_error < 0) return "-";
+  return fmt::format("{:.1f}%", 100.0 * (std::exp(log_error) - 1.0));
+}
+
+int fit_main(int argc, char** argv) {
+  CLI::App app{"Fit time against bytes and node count from result files (ccbench runs, imported nccl-tests logs).",
+               "ccbench model fit"};
+  std::vector<std::string> inputs;
+  std::string out;
+  model::FitOptions options;
+  bool no_cv = false;
+  app.add_option("RESULTS", inputs, "result files or folders of them")->required();
+  app.add_option("-o,--out", out, "model file to write")->required();
+  app.add_option("--refits", options.refits, "refits over resampled trials for the bands (default 200)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--max-regimes", options.max_regimes, "most regimes the information criterion may choose (default 3)")
+      ->check(CLI::Range(1, 3));
+  app.add_option("--seed", options.seed, "seed of the resampling");
+  app.add_flag("--no-cross-validation", no_cv, "skip the cross-validated error (faster; the file records -1)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccbench model fit: %s\n", e.what());
+    return exit_code::usage;
+  }
+  options.cross_validate = !no_cv;
+  try {
+    const compare::Side side = compare::load_side("inputs", inputs);
+    std::vector<model::Observation> rows;
+    for (const auto& f : side.files) {
+      auto obs = model::observations(f);
+      rows.insert(rows.end(), obs.begin(), obs.end());
+    }
+    const model::Model m = model::fit(rows, options, inputs);
+    write_file_atomically(out, m.to_json().dump(1) + "\n");
+    std::fprintf(stderr, "ccbench model fit: %zu rows from %zu files -> %s\n", rows.size(), side.files.size(),
+                 out.c_str());
+    std::printf("%-15s %-22s %-10s %-12s %-8s %-9s %-12s %-12s\n", "op", "profile", "ranks/node", "nodes", "regimes",
+                "residual", "cv-node-out", "cv-sizes-out");
+    for (const auto& g : m.groups()) {
+      std::printf("%-15s %-22s %-10d %-12s %-8d %-9s %-12s %-12s\n", std::string(name(g.op)).c_str(), g.profile.c_str(),
+                  g.ranks_per_node, fmt::format("{}", fmt::join(g.nodes_fitted, ",")).c_str(), g.regimes,
+                  pct(g.residual_rms_log).c_str(), pct(g.cv_node_rms_log).c_str(), pct(g.cv_sizes_rms_log).c_str());
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ccbench model fit: %s\n", e.what());
+  } catch (const ParseError& e) {
+    std::fprintf(stderr, "ccbench model fit: %s\n", e.what());
+  }
+  return exit_code::usage;
+}
+
+std::string format_time(double us) {
+  if (us >= 1e6) return fmt::format("{:.3g} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.3g} ms", us / 1e3);
+  return fmt::format("{:.3g} us", us);
+}
+
+int predict_main(int argc, char** argv) {
+  CLI::App app{"Predict a collective's time and bus bandwidth, with a 90% band, from a model file.",
+               "ccbench model predict"};
+  std::string model_path, op_text, bytes_text, format = "text";
+  model::PredictQuery q;
+  app.add_option("MODEL", model_path, "model file (ccbench model fit)")->required();
+  app.add_option("--op", op_text, "collective")->required();
+  app.add_option("--bytes,-b", bytes_text, "size S (nccl-tests convention), e.g. 1G")->required();
+  app.add_option("--nodes,-N", q.nodes, "node count")->required()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--ranks-per-node", q.ranks_per_node, "ranks per node (default: as fitted)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--profile", q.profile, "instance type or fabric label (default: the model's only one)");
+  app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccbench model predict: %s\n", e.what());
+    return exit_code::usage;
+  }
+  try {
+    const auto op = parse_op(op_text);
+    if (!op) throw UsageError(fmt::format("--op: unknown op '{}'", op_text));
+    q.op = *op;
+    q.bytes = parse_bytes(bytes_text);
+    const model::Model m = model::Model::load(model_path);
+    const model::Prediction p = m.predict(q);
+    if (format == "json") {
+      const nlohmann::json j = {{"op", std::string(name(q.op))},
+                                {"bytes", q.bytes},
+                                {"nodes", q.nodes},
+                                {"ranks_per_node", p.ranks_per_node},
+                                {"profile", p.profile},
+                                {"time_us", p.time_us},
+                                {"time_lo_us", p.time_lo_us},
+                                {"time_hi_us", p.time_hi_us},
+                                {"busbw_gbps", p.busbw_gbps},
+                                {"busbw_lo_gbps", p.busbw_lo_gbps},
+                                {"busbw_hi_gbps", p.busbw_hi_gbps},
+                                {"band", 0.9},
+                                {"extrapolated", p.extrapolated},
+                                {"from_spec", p.from_spec}};
+      std::printf("%s\n", j.dump(1).c_str());
+    } else {
+      std::string marks;
+      if (p.extrapolated) marks += "  extrapolated";
+      if (p.from_spec) marks += "  from spec";
+      std::printf("%s %s on %d nodes x %d ranks (%s): time %s [%s, %s], busbw %.3g GB/s [%.3g, %.3g] (90%% band)%s\n",
+                  std::string(name(q.op)).c_str(), format_bytes(q.bytes).c_str(), q.nodes, p.ranks_per_node,
+                  p.profile.c_str(), format_time(p.time_us).c_str(), format_time(p.time_lo_us).c_str(),
+                  format_time(p.time_hi_us).c_str(), p.busbw_gbps, p.busbw_lo_gbps, p.busbw_hi_gbps, marks.c_str());
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ccbench model predict: %s\n", e.what());
+  } catch (const ParseError& e) {
+    std::fprintf(stderr, "ccbench model predict: %s\n", e.what());
+  }
+  return exit_code::usage;
+}
+
+const bool registered_fit = cli::register_model_subcommand({"fit", "fit a model from result files", &fit_main});
+const bool registered_predict = cli::register_model_subcommand(
+    {"predict", "time and busbw at a size and node count, with a 90% band", &predict_main});
+
+void print_model_usage(std::FILE* out) {
+  std::fprintf(out, "usage: ccbench model <subcommand> [options]\n\nsubcommands:\n");
+  auto subs = cli::model_subcommands();
+  std::ranges::sort(subs, {}, &cli::ModelSubcommand::name);
+  for (const auto& s : subs)
+    std::fprintf(out, "  %-8.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(),
+                 static_cast<int>(s.summary.size()), s.summary.data());
+}
+
+int model_main(int argc, char** argv) {
+  if (argc < 2) {
+    print_model_usage(stderr);
+    return exit_code::usage;
+  }
+  const std::string sub = argv[1];
+  if (sub == "-h" || sub == "--help") {
+    print_model_usage(stdout);
+    return 0;
+  }
+  for (const auto& s : cli::model_subcommands()) {
+    if (s.name == sub) {
+      std::string program = "ccbench model " + sub;
+      std::vector<char*> args(argv + 1, argv + argc);
+      args[0] = program.data();
+      args.push_back(nullptr);
+      return s.main(static_cast<int>(args.size()) - 1, args.data());
+    }
+  }
+  std::fprintf(stderr, "ccbench model: unknown subcommand '%s'\n\n", sub.c_str());
+  print_model_usage(stderr);
+  return exit_code::usage;
+}
+
+const bool registered =
+    cli::register_command({"model", "capacity planning: fit a model from result files, predict at scale", &model_main});
+
+}  // namespace

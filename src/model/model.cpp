@@ -1,0 +1,457 @@
+#include "model/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/bandwidth.hpp"
+#include "core/error.hpp"
+#include "core/types.hpp"
+#include "model/model_impl.hpp"
+#include "system/instance_profile.hpp"
+
+namespace ccbench::model {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr double kZ90 = 1.6448536269514722;  // two-sided 90%: the 5% and 95% quantiles
+// A profile predicted from its spec carries this much extra error on log scale (one sigma) unless
+// several measured profiles show a larger spread of efficiencies: spec sheets are not measurements.
+constexpr double kFromSpecSigma = 0.15;
+// With one node count fitted, nothing was learnt about scale: a prediction at another node count
+// gets at least this error (one sigma, log scale).
+constexpr double kNoScaleSigma = 0.25;
+
+json regime_json(const Regime& r) {
+  return {{"latency_us", r.latency_us},
+          {"step_us", r.step_us},
+          {"steps", std::string(name(r.steps))},
+          {"us_per_byte", r.us_per_byte},
+          {"us_per_byte_log2n", r.us_per_byte_log2n},
+          {"busbw_gbps_one_node", r.us_per_byte > 0 ? 1e-3 / r.us_per_byte : 0.0}};
+}
+
+[[noreturn]] void bad(const std::string& where, const std::string& key, const std::string& what) {
+  throw ParseError(fmt::format("{}: {}: {}", where, key, what));
+}
+
+const json& need(const json& obj, const char* key, const std::string& where, const std::string& path) {
+  if (!obj.is_object()) bad(where, path, "must be an object");
+  auto it = obj.find(key);
+  if (it == obj.end()) bad(where, path.empty() ? key : path + "/" + key, "missing");
+  return *it;
+}
+
+double need_number(const json& obj, const char* key, const std::string& where, const std::string& path,
+                   bool non_negative = true) {
+  const json& v = need(obj, key, where, path);
+  const std::string p = path.empty() ? key : path + "/" + key;
+  if (!v.is_number()) bad(where, p, "must be a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || (non_negative && x < 0)) bad(where, p, "must be a finite non-negative number");
+  return x;
+}
+
+int need_int(const json& obj, const char* key, const std::string& where, const std::string& path, int min_value) {
+  const json& v = need(obj, key, where, path);
+  const std::string p = path.empty() ? key : path + "/" + key;
+  if (!v.is_number_integer() || v.get<long long>() < min_value || v.get<long long>() > (1LL << 30))
+    bad(where, p, fmt::format("must be an integer >= {}", min_value));
+  return v.get<int>();
+}
+
+Regime regime_from(const json& j, const std::string& where, const std::string& path) {
+  Regime r;
+  r.latency_us = need_number(j, "latency_us", where, path);
+  r.step_us = need_number(j, "step_us", where, path);
+  r.us_per_byte = need_number(j, "us_per_byte", where, path);
+  r.us_per_byte_log2n = need_number(j, "us_per_byte_log2n", where, path);
+  const json& s = need(j, "steps", where, path);
+  if (s == "log2_nodes")
+    r.steps = Steps::log2_nodes;
+  else if (s == "nodes")
+    r.steps = Steps::nodes;
+  else
+    bad(where, path + "/steps", "must be \"log2_nodes\" or \"nodes\"");
+  return r;
+}
+
+double quantile(std::vector<double> xs, double q) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  const double pos = q * static_cast<double>(xs.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, xs.size() - 1);
+  return xs[lo] + (pos - static_cast<double>(lo)) * (xs[hi] - xs[lo]);
+}
+
+// Bandwidth terms scaled by `bw_scale` (a spec ratio; 1 for a measured profile).
+std::vector<Regime> scaled(const std::vector<Regime>& rs, double bw_scale) {
+  std::vector<Regime> out = rs;
+  for (auto& r : out) {
+    r.us_per_byte *= bw_scale;
+    r.us_per_byte_log2n *= bw_scale;
+  }
+  return out;
+}
+
+struct Point {
+  double t = 0, lo = 0, hi = 0;
+  bool extrapolated = false;
+};
+
+Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
+  Point p;
+  const double bb = bus_bytes(g.op, bytes, nodes, g.ranks_per_node);
+  p.t = envelope_time_us(scaled(g.regimes, bw_scale), bb, nodes);
+  std::vector<double> dev;
+  dev.reserve(g.refits.size());
+  for (const auto& r : g.refits) {
+    const double t = envelope_time_us(scaled(r, bw_scale), bb, nodes);
+    if (t > 0 && std::isfinite(t)) dev.push_back(std::log(t / p.t));
+  }
+  const double q_lo = std::max(0.0, -quantile(dev, 0.05));
+  const double q_hi = std::max(0.0, quantile(dev, 0.95));
+  const int nmin = g.nodes.front(), nmax = g.nodes.back();
+  const bool fitted_node = std::find(g.nodes.begin(), g.nodes.end(), nodes) != g.nodes.end();
+  const bool in_nodes = nodes >= nmin && nodes <= nmax;
+  const bool in_sizes = bytes >= g.bytes_min && bytes <= g.bytes_max;
+  p.extrapolated = !in_nodes || !in_sizes;
+  double e = g.resid_sigma_log;
+  if (!fitted_node) {
+    e = std::max(e, g.cv_node_sigma_log);
+    if (g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
+  }
+  if (p.extrapolated) {
+    // Outside the fitted node counts the error grows with the distance: leaving out the smallest
+    // or the largest node count measured the error of extrapolating cv_node_reach_log2 doublings
+    // (cv_node_extrap_sigma_log), so dn doublings get that error times max(1, dn / reach), and
+    // never less than the in-range error times 1 + dn.
+    // Outside the sizes: a quarter of that per doubling of bytes.
+    const double dn =
+        std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
+    const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
+                                std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
+    double en = std::max(e, g.resid_sigma_log * (1.0 + dn));
+    if (dn > 0 && g.cv_node_extrap_sigma_log > 0 && g.cv_node_reach_log2 > 0)
+      en = std::max(en, g.cv_node_extrap_sigma_log * std::max(1.0, dn / g.cv_node_reach_log2));
+    if (g.nodes.size() < 2 && dn > 0) en = std::max(en, kNoScaleSigma * (1.0 + dn));
+    const double es = ds > 0 ? std::max(e, g.cv_sizes_sigma_log) : e;
+    e = std::max(en, es) * (1.0 + ds / 4.0);
+  }
+  const double hw_lo = std::sqrt(q_lo * q_lo + (kZ90 * e) * (kZ90 * e));
+  const double hw_hi = std::sqrt(q_hi * q_hi + (kZ90 * e) * (kZ90 * e));
+  p.lo = p.t * std::exp(-hw_lo);
+  p.hi = p.t * std::exp(hw_hi);
+  return p;
+}
+
+}  // namespace
+
+Model::Model() : impl_(std::make_unique<Impl>()) {}
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::Model(const Model& o) : impl_(std::make_unique<Impl>(*o.impl_)) {}
+Model& Model::operator=(const Model& o) {
+  if (this != &o) impl_ = std::make_unique<Impl>(*o.impl_);
+  return *this;
+}
+
+json Model::to_json() const {
+  json groups = json::array();
+  for (const auto& g : impl_->groups) {
+    json regimes = json::array();
+    for (const auto& r : g.regimes) regimes.push_back(regime_json(r));
+    json refits = json::array();
+    for (const auto& rs : g.refits) {
+      json flat = json::array();
+      for (const auto& r : rs) {
+        flat.push_back(r.latency_us);
+        flat.push_back(r.step_us);
+        flat.push_back(r.us_per_byte);
+        flat.push_back(r.us_per_byte_log2n);
+      }
+      refits.push_back(flat);
+    }
+    json by_nodes = json::array();
+    for (const auto& cv : g.cv_nodes)
+      by_nodes.push_back({{"nodes", cv.nodes},
+                          {"extrapolated", cv.extrapolated},
+                          {"rms_log", cv.rms_log},
+                          {"max_abs_log", cv.max_abs_log},
+                          {"rows", cv.rows}});
+    groups.push_back({{"op", std::string(name(g.op))},
+                      {"profile", g.profile},
+                      {"ranks_per_node", g.ranks_per_node},
+                      {"spec_gbps", g.spec_gbps},
+                      {"nodes", g.nodes},
+                      {"bytes_min", g.bytes_min},
+                      {"bytes_max", g.bytes_max},
+                      {"rows", g.rows},
+                      {"regimes", regimes},
+                      {"bic_by_regimes", g.bic},
+                      {"efficiency", g.efficiency},
+                      {"accuracy",
+                       {{"residual_rms_log", g.resid_rms_log},
+                        {"residual_sigma_log", g.resid_sigma_log},
+                        {"cv_leave_one_node_out",
+                         {{"rms_log", g.cv_node_rms_log},
+                          {"sigma_log", g.cv_node_sigma_log},
+                          {"reach_log2_nodes", g.cv_node_reach_log2},
+                          {"extrapolation_sigma_log", g.cv_node_extrap_sigma_log},
+                          {"by_nodes", by_nodes}}},
+                        {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
+                      {"refits", refits}});
+  }
+  return {{"model_version", kModelVersion},
+          {"generator", "ccbench model fit"},
+          {"time_model",
+           "t = min over regimes of latency_us + step_us * steps(N) + S * busfactor(op, N * ranks_per_node) * "
+           "(us_per_byte + us_per_byte_log2n * log2 N)"},
+          {"refits", impl_->refits},
+          {"inputs", impl_->inputs},
+          {"groups", groups}};
+}
+
+Model Model::from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "/", "a model file is a JSON object");
+  const json& version = need(j, "model_version", where, "");
+  if (!version.is_number_integer() || version.get<long long>() != kModelVersion)
+    bad(where, "model_version",
+        fmt::format("is {}, this ccbench reads model_version {}", version.dump(), kModelVersion));
+  auto impl = std::make_unique<Impl>();
+  if (j.contains("inputs") && j["inputs"].is_array()) impl->inputs = j["inputs"];
+  if (j.contains("refits") && j["refits"].is_number_integer()) impl->refits = j["refits"].get<int>();
+  const json& groups = need(j, "groups", where, "");
+  if (!groups.is_array()) bad(where, "groups", "must be an array");
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const json& gj = groups[gi];
+    const std::string path = fmt::format("groups/{}", gi);
+    Group g;
+    const json& op = need(gj, "op", where, path);
+    const auto parsed = op.is_string() ? parse_op(op.get<std::string>()) : std::nullopt;
+    if (!parsed) bad(where, path + "/op", fmt::format("unknown op {}", op.dump()));
+    g.op = *parsed;
+    const json& profile = need(gj, "profile", where, path);
+    if (!profile.is_string() || profile.get<std::string>().empty())
+      bad(where, path + "/profile", "must be a non-empty string");
+    g.profile = profile.get<std::string>();
+    g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1);
+    g.spec_gbps = need_number(gj, "spec_gbps", where, path);
+    const json& nodes = need(gj, "nodes", where, path);
+    if (!nodes.is_array() || nodes.empty()) bad(where, path + "/nodes", "must be a non-empty array of node counts");
+    for (const auto& n : nodes) {
+      if (!n.is_number_integer() || n.get<long long>() < 1) bad(where, path + "/nodes", "must hold positive integers");
+      g.nodes.push_back(n.get<int>());
+    }
+    std::sort(g.nodes.begin(), g.nodes.end());
+    g.bytes_min = static_cast<std::uint64_t>(need_number(gj, "bytes_min", where, path));
+    g.bytes_max = static_cast<std::uint64_t>(need_number(gj, "bytes_max", where, path));
+    if (g.bytes_min == 0 || g.bytes_max < g.bytes_min) bad(where, path + "/bytes_max", "must be >= bytes_min > 0");
+    g.rows = need_int(gj, "rows", where, path, 0);
+    const json& regimes = need(gj, "regimes", where, path);
+    if (!regimes.is_array() || regimes.empty()) bad(where, path + "/regimes", "must be a non-empty array");
+    for (std::size_t k = 0; k < regimes.size(); ++k)
+      g.regimes.push_back(regime_from(regimes[k], where, fmt::format("{}/regimes/{}", path, k)));
+    if (gj.contains("bic_by_regimes") && gj["bic_by_regimes"].is_array())
+      for (const auto& b : gj["bic_by_regimes"]) g.bic.push_back(b.is_number() ? b.get<double>() : 0.0);
+    g.efficiency = gj.contains("efficiency") && gj["efficiency"].is_number() ? gj["efficiency"].get<double>() : 0.0;
+    const json& acc = need(gj, "accuracy", where, path);
+    g.resid_rms_log = need_number(acc, "residual_rms_log", where, path + "/accuracy");
+    g.resid_sigma_log = need_number(acc, "residual_sigma_log", where, path + "/accuracy");
+    const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
+    g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    g.cv_node_reach_log2 = need_number(cvn, "reach_log2_nodes", where, path + "/accuracy/cv_leave_one_node_out");
+    g.cv_node_extrap_sigma_log =
+        need_number(cvn, "extrapolation_sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
+      for (const auto& c : cvn["by_nodes"]) {
+        CvNode cv;
+        cv.nodes = c.value("nodes", 0);
+        cv.extrapolated = c.value("extrapolated", false);
+        cv.rms_log = c.value("rms_log", 0.0);
+        cv.max_abs_log = c.value("max_abs_log", 0.0);
+        cv.rows = c.value("rows", 0);
+        g.cv_nodes.push_back(cv);
+      }
+    const json& cvs = need(acc, "cv_held_out_sizes", where, path + "/accuracy");
+    g.cv_sizes_rms_log = need_number(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", false);
+    g.cv_sizes_sigma_log = need_number(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", false);
+    const json& refits = need(gj, "refits", where, path);
+    if (!refits.is_array()) bad(where, path + "/refits", "must be an array");
+    for (std::size_t b = 0; b < refits.size(); ++b) {
+      const json& flat = refits[b];
+      if (!flat.is_array() || flat.size() != 4 * g.regimes.size())
+        bad(where, fmt::format("{}/refits/{}", path, b),
+            fmt::format("must hold {} numbers (4 per regime)", 4 * g.regimes.size()));
+      std::vector<Regime> rs = g.regimes;
+      for (std::size_t k = 0; k < rs.size(); ++k) {
+        double v[4];
+        for (std::size_t c = 0; c < 4; ++c) {
+          const json& x = flat[4 * k + c];
+          if (!x.is_number() || !std::isfinite(x.get<double>()))
+            bad(where, fmt::format("{}/refits/{}/{}", path, b, 4 * k + c), "must be a number");
+          v[c] = x.get<double>();
+        }
+        rs[k].latency_us = v[0];
+        rs[k].step_us = v[1];
+        rs[k].us_per_byte = v[2];
+        rs[k].us_per_byte_log2n = v[3];
+      }
+      g.refits.push_back(std::move(rs));
+    }
+    impl->groups.push_back(std::move(g));
+  }
+  return Model(std::move(impl));
+}
+
+Model Model::load(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(fmt::format("{}: cannot open model file", path.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw ParseError(fmt::format("{}: not JSON (byte {})", path.string(), e.byte));
+  }
+  return from_json(j, path.string());
+}
+
+std::vector<std::string> Model::profiles() const {
+  std::set<std::string> s;
+  for (const auto& g : impl_->groups) s.insert(g.profile);
+  return {s.begin(), s.end()};
+}
+
+std::vector<GroupSummary> Model::groups() const {
+  std::vector<GroupSummary> out;
+  for (const auto& g : impl_->groups) {
+    GroupSummary s;
+    s.op = g.op;
+    s.profile = g.profile;
+    s.ranks_per_node = g.ranks_per_node;
+    s.nodes_fitted = g.nodes;
+    s.bytes_min = g.bytes_min;
+    s.bytes_max = g.bytes_max;
+    s.regimes = static_cast<int>(g.regimes.size());
+    s.residual_rms_log = g.resid_rms_log;
+    s.cv_node_rms_log = g.cv_node_rms_log;
+    s.cv_sizes_rms_log = g.cv_sizes_rms_log;
+    out.push_back(s);
+  }
+  return out;
+}
+
+Prediction Model::predict(const PredictQuery& q) const {
+  if (q.bytes == 0) throw UsageError("--bytes: must be positive");
+  if (q.nodes < 1) throw UsageError("--nodes: must be at least 1");
+  std::vector<const Group*> for_op;
+  std::set<std::string> op_profiles;
+  for (const auto& g : impl_->groups)
+    if (g.op == q.op) {
+      for_op.push_back(&g);
+      op_profiles.insert(g.profile);
+    }
+  if (for_op.empty()) {
+    std::set<std::string> ops;
+    for (const auto& g : impl_->groups) ops.insert(std::string(name(g.op)));
+    throw UsageError(fmt::format("--op: the model has no fit for {} (fitted: {})", name(q.op), fmt::join(ops, ", ")));
+  }
+  std::string profile = q.profile;
+  if (profile.empty()) {
+    if (op_profiles.size() != 1)
+      throw UsageError(fmt::format("--profile: the model holds several profiles for {}; name one of: {}", name(q.op),
+                                   fmt::join(op_profiles, ", ")));
+    profile = *op_profiles.begin();
+  }
+  auto finish = [&](const Point& p, int rpn) {
+    Prediction out;
+    out.profile = profile;
+    out.ranks_per_node = rpn;
+    out.time_us = p.t;
+    out.time_lo_us = p.lo;
+    out.time_hi_us = p.hi;
+    out.extrapolated = p.extrapolated;
+    const int ranks = q.nodes * rpn;
+    out.busbw_gbps = busbw_gbps(q.op, ranks, q.bytes, p.t);
+    out.busbw_lo_gbps = busbw_gbps(q.op, ranks, q.bytes, p.hi);
+    out.busbw_hi_gbps = busbw_gbps(q.op, ranks, q.bytes, p.lo);
+    return out;
+  };
+  // Picks the group of a profile: the query's layout, or the one with the most rows.
+  auto pick = [&](const std::string& prof) -> const Group* {
+    const Group* best = nullptr;
+    for (const Group* g : for_op) {
+      if (g->profile != prof) continue;
+      if (q.ranks_per_node > 0 && g->ranks_per_node != q.ranks_per_node) continue;
+      if (!best || g->rows > best->rows) best = g;
+    }
+    return best;
+  };
+  if (op_profiles.count(profile)) {
+    const Group* g = pick(profile);
+    if (!g) {
+      std::set<int> rpns;
+      for (const Group* x : for_op)
+        if (x->profile == profile) rpns.insert(x->ranks_per_node);
+      throw UsageError(fmt::format("--ranks-per-node: {} on {} was fitted with {} ranks per node only", name(q.op),
+                                   profile, fmt::join(rpns, ", ")));
+    }
+    return finish(predict_group(*g, q.bytes, q.nodes, 1.0), g->ranks_per_node);
+  }
+  // A profile never measured: its spec times the efficiency learned on the measured ones.
+  const auto spec = system::find_instance_profile(profile);
+  if (!spec || spec->efa_gbps <= 0)
+    throw UsageError(
+        fmt::format("--profile: '{}' was not measured and has no spec in configs/instances/aws.yaml "
+                    "(measured: {})",
+                    profile, fmt::join(op_profiles, ", ")));
+  std::vector<const Group*> refs;
+  for (const Group* g : for_op) {
+    if (g->spec_gbps <= 0) continue;
+    if (q.ranks_per_node > 0 && g->ranks_per_node != q.ranks_per_node) continue;
+    const Group* best = pick(g->profile);
+    if (best == g) refs.push_back(g);
+  }
+  if (refs.empty())
+    throw UsageError(
+        fmt::format("--profile: '{}' was not measured and no measured profile of {} has a spec to learn "
+                    "its efficiency from",
+                    profile, name(q.op)));
+  double log_t = 0, log_lo = 0, log_hi = 0;
+  double min_log_t = 1e300, max_log_t = -1e300;
+  bool extrapolated = false;
+  for (const Group* g : refs) {
+    const Point p = predict_group(*g, q.bytes, q.nodes, g->spec_gbps / spec->efa_gbps);
+    log_t += std::log(p.t);
+    log_lo += std::log(p.lo / p.t);
+    log_hi += std::log(p.hi / p.t);
+    min_log_t = std::min(min_log_t, std::log(p.t));
+    max_log_t = std::max(max_log_t, std::log(p.t));
+    extrapolated = extrapolated || p.extrapolated;
+  }
+  const double n = static_cast<double>(refs.size());
+  const double spread = refs.size() >= 2 ? (max_log_t - min_log_t) / 2 : 0.0;
+  const double extra = kZ90 * std::max(kFromSpecSigma, spread);
+  Point p;
+  p.t = std::exp(log_t / n);
+  p.lo = p.t * std::exp(-std::sqrt(std::pow(log_lo / n, 2) + extra * extra));
+  p.hi = p.t * std::exp(std::sqrt(std::pow(log_hi / n, 2) + extra * extra));
+  p.extrapolated = extrapolated;
+  Prediction out = finish(p, q.ranks_per_node > 0 ? q.ranks_per_node : refs.front()->ranks_per_node);
+  out.from_spec = true;
+  return out;
+}
+
+}  // namespace ccbench::model

@@ -1,0 +1,60 @@
+// The inside of a Model, shared by fit.cpp (which builds it) and model.cpp (which loads, saves and
+// predicts). Not part of the API.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/fit.hpp"
+#include "model/model.hpp"
+
+namespace ccbench::model {
+
+struct CvNode {
+  int nodes = 0;
+  bool extrapolated = false;  // the held-out count was outside the ones fitted
+  double rms_log = 0;
+  double max_abs_log = 0;
+  int rows = 0;
+};
+
+struct Group {
+  Op op = Op::allreduce;
+  std::string profile;
+  int ranks_per_node = 1;
+  double spec_gbps = 0;
+  std::vector<int> nodes;
+  std::uint64_t bytes_min = 0, bytes_max = 0;
+  int rows = 0;
+  std::vector<Regime> regimes;
+  std::vector<std::vector<Regime>> refits;
+  std::vector<double> bic;  // index k: k + 1 regimes
+  // Errors on log scale: RMS, and a robust sigma (1.4826 x median absolute error) that outliers do
+  // not inflate; the bands use the robust one.
+  double resid_rms_log = 0;  // in-sample ln(measured / fitted)
+  double resid_sigma_log = 0;
+  double cv_node_rms_log = -1;  // leave one node count out (-1: fewer than 2 node counts)
+  double cv_node_sigma_log = -1;
+  // mean log2 distance from a held-out extreme node count to the nearest one fitted: how far the
+  // leave-one-out extrapolated when it measured cv_node_sigma_log (0: not computed)
+  double cv_node_reach_log2 = 0;
+  double cv_node_extrap_sigma_log = -1;  // held-out smallest and largest node counts: max(robust sigma, worst / 1.645)
+  std::vector<CvNode> cv_nodes;
+  double cv_sizes_rms_log = -1;  // held-out interior sizes (-1: too few sizes)
+  double cv_sizes_sigma_log = -1;
+  double efficiency = 0;  // busbw at the largest size and node count / (spec_gbps / 8); 0 unknown
+};
+
+struct Model::Impl {
+  std::vector<Group> groups;
+  nlohmann::json inputs = nlohmann::json::array();
+  int refits = 0;
+};
+
+struct FitAccess {
+  static Model make(std::unique_ptr<Model::Impl> impl) { return Model(std::move(impl)); }
+  static const Model::Impl& impl(const Model& m) { return *m.impl_; }
+};
+
+}  // namespace ccbench::model

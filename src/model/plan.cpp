@@ -1,0 +1,215 @@
+// Pricing a training step and the migration delta (docs/model.md, "Planning a training step").
+#include "model/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/types.hpp"
+
+namespace ccbench::model {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Ring all-gather and reduce-scatter move (n-1)/n x S per rank, an all-reduce twice that: at equal
+// bus bandwidth either takes half an all-reduce of the same S. Used only when the model has no curve
+// for the op itself, and said so in the row's note.
+Prediction half_allreduce(const Pricer& price, PredictQuery q) {
+  q.op = Op::allreduce;
+  Prediction p = price(q);
+  p.time_us /= 2;
+  p.time_lo_us /= 2;
+  p.time_hi_us /= 2;
+  return p;  // busbw unchanged: that is the assumption
+}
+
+void add(Interval& sum, const Interval& x) {
+  sum.value += x.value;
+  sum.lo += x.lo;
+  sum.hi += x.hi;
+}
+
+// b - a with the interval of the difference of two independent 90% intervals taken at their ends.
+Interval difference(const Interval& a, const Interval& b) { return {b.value - a.value, b.lo - a.hi, b.hi - a.lo}; }
+
+Interval quotient(const Interval& a, const Interval& b) {
+  if (!(a.value > 0) || !(a.lo > 0)) return {kNaN, kNaN, kNaN};
+  return {b.value / a.value, b.lo / a.hi, b.hi / a.lo};
+}
+
+nlohmann::json interval_json(const Interval& x) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"value", num(x.value)}, {"lo", num(x.lo)}, {"hi", num(x.hi)}};
+}
+
+}  // namespace
+
+ProfilePlan price_step(const std::vector<StepCollective>& step, const std::string& profile, const Pricer& price) {
+  ProfilePlan out;
+  out.profile = profile;
+  for (const auto& c : step) {
+    PricedCollective row;
+    row.step = c;
+    const auto op = to_op(c.op);
+    if (!op) {
+      row.note = "not priced: no point-to-point curve in the model";
+    } else {
+      const PredictQuery q{*op, c.bytes, c.nodes, c.ranks_per_node(), profile};
+      try {
+        row.per_call = price(q);
+        row.priced = true;
+      } catch (const UsageError& e) {
+        if (*op == Op::allgather || *op == Op::reduce_scatter) {
+          try {
+            row.per_call = half_allreduce(price, q);
+            row.priced = true;
+            row.note = "half an all-reduce of the same size (no curve for this op)";
+          } catch (const UsageError& fallback) {
+            row.note = fmt::format("not priced: {}; nor as half an all-reduce: {}", e.what(), fallback.what());
+          }
+        } else {
+          row.note = fmt::format("not priced: {}", e.what());
+        }
+      }
+    }
+    if (row.priced) {
+      const auto n = static_cast<double>(c.count);
+      row.step_us = {n * row.per_call.time_us, n * row.per_call.time_lo_us, n * row.per_call.time_hi_us};
+      add(out.total_us, row.step_us);
+      if (!c.overlaps) add(out.exposed_us, row.step_us);
+      out.extrapolated = out.extrapolated || row.per_call.extrapolated;
+      out.from_spec = out.from_spec || row.per_call.from_spec;
+    } else {
+      ++out.unpriced;
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+Migration migrate(const ProfilePlan& from, const ProfilePlan& to) {
+  Migration m;
+  m.from = from.profile;
+  m.to = to.profile;
+  Interval from_exposed, to_exposed;
+  for (std::size_t i = 0; i < from.rows.size() && i < to.rows.size(); ++i) {
+    const auto& a = from.rows[i];
+    const auto& b = to.rows[i];
+    if (!a.priced || !b.priced) continue;
+    ++m.rows_compared;
+    add(m.from_total_us, a.step_us);
+    add(m.to_total_us, b.step_us);
+    if (!a.step.overlaps) {
+      add(from_exposed, a.step_us);
+      add(to_exposed, b.step_us);
+    }
+  }
+  m.delta_total_us = difference(m.from_total_us, m.to_total_us);
+  m.delta_exposed_us = difference(from_exposed, to_exposed);
+  m.ratio_total = quotient(m.from_total_us, m.to_total_us);
+  m.ratio_exposed = quotient(from_exposed, to_exposed);
+  return m;
+}
+
+Plan make_plan(const Workload& workload, const std::vector<std::string>& profiles, const Pricer& price,
+               const std::optional<std::pair<std::string, std::string>>& migration) {
+  Plan plan;
+  plan.workload = workload;
+  plan.step = step_collectives(workload);
+  for (const auto& p : profiles) plan.profiles.push_back(price_step(plan.step, p, price));
+  if (migration) {
+    const ProfilePlan* from = nullptr;
+    const ProfilePlan* to = nullptr;
+    for (const auto& p : plan.profiles) {
+      if (p.profile == migration->first) from = &p;
+      if (p.profile == migration->second) to = &p;
+    }
+    if (!from || !to) {
+      throw UsageError(fmt::format("--migrate {}:{}: both profiles must be among those priced", migration->first,
+                                   migration->second));
+    }
+    plan.migration = migrate(*from, *to);
+  }
+  return plan;
+}
+
+nlohmann::json to_json(const Plan& plan) {
+  const Workload& w = plan.workload;
+  nlohmann::json j;
+  j["plan_version"] = kPlanVersion;
+  j["workload"] = {{"name", w.name},
+                   {"source", w.source},
+                   {"parameters", w.parameters},
+                   {"layers", w.layers},
+                   {"hidden", w.hidden},
+                   {"experts", w.experts},
+                   {"top_k", w.top_k},
+                   {"expert_parameters", w.expert_parameters},
+                   {"dtype", std::string(name(w.dtype))},
+                   {"grad_dtype", std::string(name(w.grad_dtype))},
+                   {"sequence_length", w.sequence_length},
+                   {"micro_batch", w.micro_batch},
+                   {"micro_batches", w.micro_batches},
+                   {"ranks", w.ranks},
+                   {"ranks_per_node", w.ranks_per_node},
+                   {"nodes", w.nodes()},
+                   {"tp", w.tp},
+                   {"pp", w.pp},
+                   {"dp", w.dp},
+                   {"ep", w.ep},
+                   {"sharding", std::string(name(w.sharding))},
+                   {"shard_group", w.shard_group > 0 ? w.shard_group : w.dp},
+                   {"bucket_bytes", w.bucket_bytes}};
+  auto& cs = j["collectives"] = nlohmann::json::array();
+  for (const auto& c : plan.step) {
+    cs.push_back({{"what", c.what},
+                  {"op", std::string(name(c.op))},
+                  {"bytes", c.bytes},
+                  {"group", c.group},
+                  {"nodes", c.nodes},
+                  {"ranks_per_node", c.ranks_per_node()},
+                  {"count", c.count},
+                  {"overlaps", c.overlaps}});
+  }
+  auto& ps = j["profiles"] = nlohmann::json::array();
+  for (const auto& p : plan.profiles) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : p.rows) {
+      nlohmann::json row = {{"priced", r.priced}, {"note", r.note}};
+      if (r.priced) {
+        row["time_us"] = interval_json({r.per_call.time_us, r.per_call.time_lo_us, r.per_call.time_hi_us});
+        row["busbw_gbps"] = r.per_call.busbw_gbps;
+        row["extrapolated"] = r.per_call.extrapolated;
+        row["from_spec"] = r.per_call.from_spec;
+        row["step_us"] = interval_json(r.step_us);
+      }
+      rows.push_back(std::move(row));
+    }
+    ps.push_back({{"profile", p.profile},
+                  {"total_us", interval_json(p.total_us)},
+                  {"exposed_us", interval_json(p.exposed_us)},
+                  {"unpriced", p.unpriced},
+                  {"extrapolated", p.extrapolated},
+                  {"from_spec", p.from_spec},
+                  {"rows", std::move(rows)}});
+  }
+  if (plan.migration) {
+    const Migration& m = *plan.migration;
+    j["migration"] = {{"from", m.from},
+                      {"to", m.to},
+                      {"rows_compared", m.rows_compared},
+                      {"from_total_us", interval_json(m.from_total_us)},
+                      {"to_total_us", interval_json(m.to_total_us)},
+                      {"delta_total_us", interval_json(m.delta_total_us)},
+                      {"delta_exposed_us", interval_json(m.delta_exposed_us)},
+                      {"ratio_total", interval_json(m.ratio_total)},
+                      {"ratio_exposed", interval_json(m.ratio_exposed)}};
+  }
+  return j;
+}
+
+}  // namespace ccbench::model

@@ -1,0 +1,419 @@
+// Workload files and the collectives of one training step. The formulas are those of docs/model.md,
+// section "Planning a training step"; keep the two in step.
+#include "model/workload.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+#include "core/types.hpp"
+
+namespace ccbench::model {
+
+std::string_view name(Sharding s) {
+  switch (s) {
+    case Sharding::none:
+      return "none";
+    case Sharding::zero1:
+      return "zero1";
+    case Sharding::zero2:
+      return "zero2";
+    case Sharding::zero3:
+      return "zero3";
+    case Sharding::fsdp:
+      return "fsdp";
+  }
+  return "?";
+}
+
+std::optional<Sharding> parse_sharding(std::string_view text) {
+  for (Sharding s : {Sharding::none, Sharding::zero1, Sharding::zero2, Sharding::zero3, Sharding::fsdp}) {
+    if (name(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+std::string_view name(StepOp op) {
+  switch (op) {
+    case StepOp::allreduce:
+      return "allreduce";
+    case StepOp::allgather:
+      return "allgather";
+    case StepOp::reduce_scatter:
+      return "reduce_scatter";
+    case StepOp::alltoall:
+      return "alltoall";
+    case StepOp::sendrecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
+std::optional<Op> to_op(StepOp op) {
+  switch (op) {
+    case StepOp::allreduce:
+      return Op::allreduce;
+    case StepOp::allgather:
+      return Op::allgather;
+    case StepOp::reduce_scatter:
+      return Op::reduce_scatter;
+    case StepOp::alltoall:
+      return Op::alltoall;
+    case StepOp::sendrecv:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr int kMaxRanks = 1 << 24;
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
+    const auto mark = at.Mark();
+    if (mark.line >= 0) throw ParseError(fmt::format("{}:{}: {}", source_, mark.line + 1, what));
+    throw ParseError(fmt::format("{}: {}", source_, what));
+  }
+
+  // Every key of `map` must be one of `known`; `where` names the map in messages.
+  void only_keys(const YAML::Node& map, std::string_view where, std::initializer_list<std::string_view> known) const {
+    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping of keys", where));
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        fail(kv.first, fmt::format("unknown key '{}{}' (known: {})", where.empty() ? "" : std::string(where) + ".", key,
+                                   fmt::join(known, ", ")));
+      }
+    }
+  }
+
+  static std::string path(std::string_view where, std::string_view key) {
+    return where.empty() ? std::string(key) : fmt::format("{}.{}", where, key);
+  }
+
+  // By value: assigning to a yaml-cpp node that is already bound would rewrite the tree.
+  YAML::Node need(const YAML::Node& map, std::string_view where, std::string_view key) const {
+    YAML::Node out = map[std::string(key)];
+    if (!out) fail(map, fmt::format("missing key '{}'", path(where, key)));
+    return out;
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{}: expected a single value", key));
+    return n.Scalar();
+  }
+
+  // A count: a number, optionally with a decimal suffix K, M, B (1e9) or T ("70B", "1.2T", "70e9").
+  double count(const YAML::Node& n, const std::string& key) const {
+    std::string text = scalar(n, key);
+    double scale = 1;
+    if (!text.empty()) {
+      const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+      const std::array<std::pair<char, double>, 4> suffixes{{{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'T', 1e12}}};
+      for (const auto& [s, v] : suffixes) {
+        if (c == s) {
+          scale = v;
+          text.pop_back();
+        }
+      }
+    }
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v) || v < 0) {
+      fail(n, fmt::format("{}: '{}' is not a non-negative number (70e9, 70B, 1.2T)", key, n.Scalar()));
+    }
+    return v * scale;
+  }
+
+  int integer(const YAML::Node& n, const std::string& key, int min) const {
+    const std::string text = scalar(n, key);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || v < min || v > (1LL << 30)) {
+      fail(n, fmt::format("{}: '{}' is not an integer >= {}", key, text, min));
+    }
+    return static_cast<int>(v);
+  }
+
+  DType dtype(const YAML::Node& n, const std::string& key) const {
+    const auto d = parse_dtype(scalar(n, key));
+    if (!d) fail(n, fmt::format("{}: unknown dtype '{}' (bf16, fp16, fp32, fp8_e4m3, ...)", key, n.Scalar()));
+    return *d;
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+Workload parse_workload(const std::string& yaml_text, const std::string& source) {
+  Reader r(source);
+  YAML::Node loaded;
+  try {
+    loaded = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw ParseError(fmt::format("{}:{}: malformed YAML ({})", source, e.mark.line + 1, e.msg));
+  }
+  const YAML::Node root = loaded;  // const: a lookup of a missing key must not add it
+  if (!root || !root.IsMap()) throw ParseError(fmt::format("{}: a workload file is a mapping of keys", source));
+  Workload w;
+  w.source = source;
+  try {
+    r.only_keys(root, "",
+                {"name", "model", "dtype", "grad_dtype", "sequence_length", "micro_batch", "micro_batches", "parallel",
+                 "sharding", "shard_group", "bucket"});
+    w.name = root["name"] ? r.scalar(root["name"], "name") : std::filesystem::path(source).stem().string();
+
+    const YAML::Node model = r.need(root, "", "model");
+    r.only_keys(model, "model", {"parameters", "layers", "hidden", "moe"});
+    w.parameters = r.count(r.need(model, "model", "parameters"), "model.parameters");
+    w.layers = r.integer(r.need(model, "model", "layers"), "model.layers", 1);
+    w.hidden = r.integer(r.need(model, "model", "hidden"), "model.hidden", 1);
+    if (w.parameters < 1) r.fail(model["parameters"], "model.parameters: must be at least 1");
+    if (w.parameters > 1e15) r.fail(model["parameters"], "model.parameters: above 1e15 (1000T)");
+    if (const YAML::Node moe = model["moe"]) {
+      r.only_keys(moe, "model.moe", {"experts", "top_k", "expert_parameters", "moe_layers"});
+      w.experts = r.integer(r.need(moe, "model.moe", "experts"), "model.moe.experts", 1);
+      w.top_k = r.integer(r.need(moe, "model.moe", "top_k"), "model.moe.top_k", 1);
+      w.expert_parameters = r.count(r.need(moe, "model.moe", "expert_parameters"), "model.moe.expert_parameters");
+      w.moe_layers = moe["moe_layers"] ? r.integer(moe["moe_layers"], "model.moe.moe_layers", 1) : w.layers;
+      if (w.top_k > w.experts) {
+        r.fail(moe["top_k"], fmt::format("model.moe.top_k: {} exceeds experts ({})", w.top_k, w.experts));
+      }
+      if (!(w.expert_parameters < w.parameters)) {
+        r.fail(moe["expert_parameters"], "model.moe.expert_parameters: must be less than model.parameters");
+      }
+      if (w.moe_layers > w.layers) {
+        r.fail(moe["moe_layers"], fmt::format("model.moe.moe_layers: {} exceeds layers ({})", w.moe_layers, w.layers));
+      }
+    }
+
+    w.dtype = r.dtype(r.need(root, "", "dtype"), "dtype");
+    w.grad_dtype = root["grad_dtype"] ? r.dtype(root["grad_dtype"], "grad_dtype") : w.dtype;
+    w.sequence_length = r.integer(r.need(root, "", "sequence_length"), "sequence_length", 1);
+    w.micro_batch = r.integer(r.need(root, "", "micro_batch"), "micro_batch", 1);
+    if (root["micro_batches"]) w.micro_batches = r.integer(root["micro_batches"], "micro_batches", 1);
+    // Sizes stay far inside 64 bits: an activation (or all-to-all buffer) of at most 2^50 elements.
+    const double elements = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * std::max(1, w.top_k);
+    if (elements > 0x1p50) {
+      r.fail(root["micro_batch"],
+             fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
+                         w.top_k > 0 ? " x model.moe.top_k" : "", elements));
+    }
+
+    const YAML::Node par = r.need(root, "", "parallel");
+    r.only_keys(par, "parallel", {"ranks", "ranks_per_node", "tp", "pp", "dp", "ep"});
+    w.ranks = r.integer(r.need(par, "parallel", "ranks"), "parallel.ranks", 1);
+    if (w.ranks > kMaxRanks) r.fail(par["ranks"], fmt::format("parallel.ranks: {} is above {}", w.ranks, kMaxRanks));
+    w.ranks_per_node = r.integer(r.need(par, "parallel", "ranks_per_node"), "parallel.ranks_per_node", 1);
+    w.dp = r.integer(r.need(par, "parallel", "dp"), "parallel.dp", 1);
+    if (par["tp"]) w.tp = r.integer(par["tp"], "parallel.tp", 1);
+    if (par["pp"]) w.pp = r.integer(par["pp"], "parallel.pp", 1);
+    if (par["ep"]) w.ep = r.integer(par["ep"], "parallel.ep", 1);
+    const long long product = 1LL * w.tp * w.pp * w.dp;
+    if (product != w.ranks) {
+      r.fail(par, fmt::format("parallel: tp x pp x dp = {} x {} x {} = {}, but ranks is {}", w.tp, w.pp, w.dp, product,
+                              w.ranks));
+    }
+    if (w.ranks % w.ranks_per_node != 0) {
+      r.fail(par["ranks_per_node"],
+             fmt::format("parallel.ranks_per_node: {} does not divide ranks ({})", w.ranks_per_node, w.ranks));
+    }
+    if (w.dp % w.ep != 0) {
+      r.fail(par["ep"] ? par["ep"] : par, fmt::format("parallel.ep: {} does not divide dp ({}): expert parallelism "
+                                                      "splits the data-parallel group",
+                                                      w.ep, w.dp));
+    }
+    if (w.ep > 1 && w.experts == 0) r.fail(par["ep"], "parallel.ep: above 1 needs model.moe");
+    if (w.experts > 0 && w.experts % w.ep != 0) {
+      r.fail(par["ep"] ? par["ep"] : par,
+             fmt::format("parallel.ep: {} does not divide model.moe.experts ({})", w.ep, w.experts));
+    }
+    if (w.layers % w.pp != 0) {
+      r.fail(par["pp"], fmt::format("parallel.pp: {} does not divide model.layers ({})", w.pp, w.layers));
+    }
+    if (w.moe_layers % w.pp != 0) {
+      r.fail(par["pp"], fmt::format("parallel.pp: {} does not divide model.moe.moe_layers ({})", w.pp, w.moe_layers));
+    }
+
+    if (root["sharding"]) {
+      const auto s = parse_sharding(r.scalar(root["sharding"], "sharding"));
+      if (!s)
+        r.fail(root["sharding"],
+               fmt::format("sharding: '{}' is not one of none, zero1, zero2, zero3, fsdp", root["sharding"].Scalar()));
+      w.sharding = *s;
+    }
+    if (root["shard_group"]) {
+      if (w.sharding != Sharding::fsdp && w.sharding != Sharding::zero3) {
+        r.fail(root["shard_group"], "shard_group: only with sharding fsdp or zero3");
+      }
+      w.shard_group = r.integer(root["shard_group"], "shard_group", 1);
+      if (w.dp % w.shard_group != 0) {
+        r.fail(root["shard_group"], fmt::format("shard_group: {} does not divide dp ({})", w.shard_group, w.dp));
+      }
+    }
+    if (root["bucket"]) {
+      try {
+        w.bucket_bytes = parse_bytes(r.scalar(root["bucket"], "bucket"));
+      } catch (const UsageError& e) {
+        r.fail(root["bucket"], fmt::format("bucket: {}", e.what()));
+      }
+      if (w.bucket_bytes == 0) r.fail(root["bucket"], "bucket: must be above 0 bytes");
+    }
+  } catch (const YAML::Exception& e) {
+    throw ParseError(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+  }
+  return w;
+}
+
+Workload load_workload(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(fmt::format("{}: cannot read the workload file", path.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_workload(ss.str(), path.string());
+}
+
+int nodes_spanned(int size, int stride, int ranks_per_node) {
+  // Members i x stride sit on node floor(i x stride / R). With stride >= R no two share a node; with
+  // stride < R consecutive members are at most one node apart, so every node from the first to the
+  // last is used.
+  if (size <= 0) return 0;
+  if (stride >= ranks_per_node) return size;
+  return static_cast<int>(1LL * (size - 1) * stride / ranks_per_node) + 1;
+}
+
+namespace {
+
+std::uint64_t to_bytes(double v) { return static_cast<std::uint64_t>(std::llround(v)); }
+
+// `total` bytes in equal buckets of at most `bucket` bytes: {bytes per bucket, buckets}.
+std::pair<std::uint64_t, std::uint64_t> buckets(double total, std::uint64_t bucket) {
+  const auto n = static_cast<std::uint64_t>(std::ceil(total / static_cast<double>(bucket)));
+  return {to_bytes(total / static_cast<double>(n)), n};
+}
+
+struct Group {
+  int size;
+  int stride;
+};
+
+// Gradient and parameter traffic of one parameter set among its data-parallel replicas.
+// `params` is the count one rank holds before data-parallel sharding; `units` the layers it is wrapped in.
+void data_parallel(const Workload& w, std::vector<StepCollective>& out, const std::string& label, double params,
+                   int units, Group dp, int shard, bool allow_hybrid) {
+  if (dp.size <= 1 || params <= 0) return;
+  const double b = static_cast<double>(info(w.dtype).size_bytes);
+  const double g = static_cast<double>(info(w.grad_dtype).size_bytes);
+  const double grads = params * g;    // G: gradient bytes before sharding
+  const double weights = params * b;  // W: parameter bytes before sharding
+  const auto mb = static_cast<std::uint64_t>(w.micro_batches);
+  auto add = [&](std::string what, StepOp op, std::uint64_t bytes, Group grp, std::uint64_t count, bool overlaps) {
+    out.push_back(
+        {std::move(what), op, bytes, grp.size, nodes_spanned(grp.size, grp.stride, w.ranks_per_node), count, overlaps});
+  };
+  switch (w.sharding) {
+    case Sharding::none: {
+      const auto [bytes, n] = buckets(grads, w.bucket_bytes);
+      add(label + "gradient all-reduce, per bucket", StepOp::allreduce, bytes, dp, n, true);
+      break;
+    }
+    case Sharding::zero1:
+    case Sharding::zero2: {
+      const auto [gbytes, gn] = buckets(grads, w.bucket_bytes);
+      if (w.sharding == Sharding::zero1) {
+        add(label + "gradient all-reduce, per bucket", StepOp::allreduce, gbytes, dp, gn, true);
+      } else {
+        add(label + "gradient reduce-scatter, per bucket and micro-batch", StepOp::reduce_scatter, gbytes, dp, gn * mb,
+            true);
+      }
+      const auto [pbytes, pn] = buckets(weights, w.bucket_bytes);
+      add(label + "parameter all-gather after the optimizer step, per bucket", StepOp::allgather, pbytes, dp, pn,
+          false);
+      break;
+    }
+    case Sharding::zero3:
+    case Sharding::fsdp: {
+      const int s = allow_hybrid && shard > 0 ? shard : dp.size;
+      const Group sg{s, dp.stride};
+      const auto u = static_cast<std::uint64_t>(units);
+      if (s > 1) {
+        add(label + "parameter all-gather, per layer (forward and backward)", StepOp::allgather,
+            to_bytes(weights / units), sg, 2 * u * mb, true);
+        add(label + "gradient reduce-scatter, per layer", StepOp::reduce_scatter, to_bytes(grads / units), sg, u * mb,
+            true);
+      }
+      if (s < dp.size) {
+        const Group replicas{dp.size / s, dp.stride * s};
+        add(label + "gradient all-reduce across shard replicas, per layer", StepOp::allreduce,
+            to_bytes(grads / units / s), replicas, u * mb, true);
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<StepCollective> step_collectives(const Workload& w) {
+  std::vector<StepCollective> out;
+  const double b = static_cast<double>(info(w.dtype).size_bytes);
+  const auto mb = static_cast<std::uint64_t>(w.micro_batches);
+  const int stage_layers = w.layers / w.pp;
+  const int stage_moe_layers = w.moe_layers / w.pp;
+  // Activations of one micro-batch at a layer boundary: micro_batch x sequence x hidden elements.
+  const double activation = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * b;
+  const int R = w.ranks_per_node;
+
+  if (w.tp > 1) {
+    out.push_back({"tensor-parallel all-reduce of activations, 2 per layer forward + 2 backward", StepOp::allreduce,
+                   to_bytes(activation), w.tp, nodes_spanned(w.tp, 1, R),
+                   4ULL * static_cast<std::uint64_t>(stage_layers) * mb, false});
+  }
+  if (w.experts > 0 && w.ep > 1) {
+    const double tokens = static_cast<double>(w.micro_batch) * w.sequence_length;
+    out.push_back({"expert all-to-all (dispatch + combine, forward and backward), per MoE layer", StepOp::alltoall,
+                   to_bytes(tokens * w.top_k * w.hidden * b), w.ep, nodes_spanned(w.ep, w.tp, R),
+                   4ULL * static_cast<std::uint64_t>(stage_moe_layers) * mb, false});
+  }
+  if (w.pp > 1) {
+    const int stride = w.tp * w.dp;
+    out.push_back({"pipeline send/recv of activations and their gradients, per micro-batch", StepOp::sendrecv,
+                   to_bytes(activation / w.tp), 2, nodes_spanned(2, stride, R), 2ULL * mb, false});
+  }
+  // Parameters one rank holds before data-parallel sharding: the dense part split by TP and PP; the
+  // experts split by EP as well, and kept in step only among the dp / ep ranks holding the same experts.
+  const double dense = (w.parameters - w.expert_parameters) / (static_cast<double>(w.tp) * w.pp);
+  const double expert = w.expert_parameters / (static_cast<double>(w.tp) * w.pp * w.ep);
+  data_parallel(w, out, w.experts > 0 ? "dense " : "", dense, stage_layers, Group{w.dp, w.tp}, w.shard_group, true);
+  if (w.experts > 0) {
+    data_parallel(w, out, "expert ", expert, stage_moe_layers, Group{w.dp / w.ep, w.tp * w.ep}, 0, false);
+  }
+  return out;
+}
+
+}  // namespace ccbench::model

@@ -1,0 +1,87 @@
+// A training job's shape (configs/workloads/*.yaml) and the collectives one training step issues.
+// The arithmetic is documented with its formulas in docs/model.md, section "Planning a training step".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/enums.hpp"
+
+namespace ccbench::model {
+
+// How data-parallel replicas keep parameters and gradients in step.
+enum class Sharding : std::uint8_t {
+  none,   // DDP: gradients all-reduced in buckets
+  zero1,  // optimizer state sharded: gradients all-reduced, updated parameters all-gathered
+  zero2,  // + gradients sharded: reduce-scatter per micro-batch, parameters all-gathered after the step
+  zero3,  // + parameters sharded: per layer, all-gather before use, reduce-scatter of gradients
+  fsdp,   // PyTorch FSDP full/hybrid shard: the same traffic as zero3 (shard_group < dp: hybrid)
+};
+std::string_view name(Sharding s);
+std::optional<Sharding> parse_sharding(std::string_view text);
+
+struct Workload {
+  std::string name;
+  std::string source;  // the file it came from (messages)
+
+  double parameters = 0;  // total parameter count P
+  int layers = 0;         // transformer layers L
+  int hidden = 0;         // hidden size h
+  // Mixture of experts (experts == 0: a dense model).
+  int experts = 0;
+  int top_k = 0;
+  double expert_parameters = 0;  // parameters of all experts together (P_e); the rest is dense
+  int moe_layers = 0;            // layers with an expert block (default: every layer)
+
+  DType dtype = DType::bfloat16;       // parameters and activations
+  DType grad_dtype = DType::bfloat16;  // gradient reductions (default: dtype)
+  int sequence_length = 0;
+  int micro_batch = 0;    // sequences per micro-batch per data-parallel rank
+  int micro_batches = 1;  // micro-batches per step (gradient accumulation)
+
+  int ranks = 0;
+  int ranks_per_node = 0;
+  int tp = 1, pp = 1, dp = 1, ep = 1;
+  Sharding sharding = Sharding::none;
+  int shard_group = 0;  // FSDP/ZeRO-3 shard group size (0: dp, i.e. full shard)
+  std::uint64_t bucket_bytes = 25ULL << 20;
+
+  int nodes() const { return ranks / ranks_per_node; }
+};
+
+// Parses and checks a workload file. Throws ParseError "FILE:LINE: ..." naming the key: unknown or
+// missing keys, bad values, and impossible layouts (tp x pp x dp != ranks, ep not dividing dp, ...).
+Workload load_workload(const std::filesystem::path& path);
+Workload parse_workload(const std::string& yaml_text, const std::string& source);
+
+// The collective set of ops a step uses; sendrecv (pipeline stages) has no Op in the result model.
+enum class StepOp : std::uint8_t { allreduce, allgather, reduce_scatter, alltoall, sendrecv };
+std::string_view name(StepOp op);
+std::optional<Op> to_op(StepOp op);  // nullopt for sendrecv
+
+// One kind of collective call in a training step, as one rank sees it.
+struct StepCollective {
+  std::string what;  // "FSDP all-gather of parameters, per layer" ...
+  StepOp op = StepOp::allreduce;
+  std::uint64_t bytes = 0;  // S per call, nccl-tests' size: the all-reduce buffer, the all-gather output,
+                            // the reduce-scatter input, the all-to-all send buffer
+  int group = 0;            // ranks in the communicator
+  int nodes = 0;            // nodes those ranks span
+  std::uint64_t count = 0;  // calls per step
+  bool overlaps = false;    // issued while compute runs (prefetch, backward hooks)
+
+  int ranks_per_node() const { return nodes > 0 ? (group + nodes - 1) / nodes : 0; }
+};
+
+// The collectives of one training step (docs/model.md "Planning a training step").
+std::vector<StepCollective> step_collectives(const Workload& w);
+
+// Nodes spanned by the group {i * stride : 0 <= i < size} when ranks fill nodes in order,
+// ranks_per_node at a time (rank order: tp fastest, then dp, then pp).
+int nodes_spanned(int size, int stride, int ranks_per_node);
+
+}  // namespace ccbench::model

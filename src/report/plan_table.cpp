@@ -1,0 +1,295 @@
+// The plan document as text, markdown and HTML: the same tables in three syntaxes.
+#include "report/plan_table.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.hpp"
+#include "report/report_common.hpp"
+#include "report/svg_chart.hpp"
+
+namespace ccbench::report {
+
+namespace {
+
+using nlohmann::json;
+
+struct Table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right;  // right-aligned columns
+};
+
+double num(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return kNaN;
+  return j[key].get<double>();
+}
+
+// "1.23e3 [1.1e3, 1.4e3]" in milliseconds, from an interval in microseconds.
+std::string ms_interval(const json& interval) {
+  const double v = num(interval, "value"), lo = num(interval, "lo"), hi = num(interval, "hi");
+  if (std::isnan(v)) return "—";
+  return fmt::format("{} [{}, {}]", sig(v / 1e3, 3), sig(lo / 1e3, 3), sig(hi / 1e3, 3));
+}
+
+std::string ratio_interval(const json& interval) {
+  const double v = num(interval, "value"), lo = num(interval, "lo"), hi = num(interval, "hi");
+  if (std::isnan(v)) return "—";
+  return fmt::format("{}x [{}, {}]", sig(v, 3), sig(lo, 3), sig(hi, 3));
+}
+
+// Parameter counts as the workload files write them: 70B, 30.5B, 100M.
+std::string count_text(double v) {
+  if (v >= 1e12) return fmt::format("{:.4g}T", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.4g}B", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.4g}M", v / 1e6);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string str(const json& j, const char* key) { return j.contains(key) ? json_text(j[key]) : std::string(); }
+
+std::vector<std::string> summary_lines(const json& plan) {
+  const json& w = plan["workload"];
+  std::vector<std::string> lines;
+  std::string model = fmt::format("{} parameters, {} layers, hidden {}", count_text(num(w, "parameters")),
+                                  str(w, "layers"), str(w, "hidden"));
+  if (num(w, "experts") > 0) {
+    model += fmt::format("; {} experts, top-{}, {} expert parameters", str(w, "experts"), str(w, "top_k"),
+                         count_text(num(w, "expert_parameters")));
+  }
+  lines.push_back(model);
+  lines.push_back(fmt::format("{} (gradients {}), sequence {}, micro-batch {} x {} per step", str(w, "dtype"),
+                              str(w, "grad_dtype"), str(w, "sequence_length"), str(w, "micro_batch"),
+                              str(w, "micro_batches")));
+  std::string layout =
+      fmt::format("{} ranks = {} nodes x {}; tp {}, pp {}, dp {}, ep {}; sharding {}", str(w, "ranks"), str(w, "nodes"),
+                  str(w, "ranks_per_node"), str(w, "tp"), str(w, "pp"), str(w, "dp"), str(w, "ep"), str(w, "sharding"));
+  const std::string sharding = str(w, "sharding");
+  if (sharding == "fsdp" || sharding == "zero3") layout += fmt::format(" (shard group {})", str(w, "shard_group"));
+  if (sharding != "fsdp" && sharding != "zero3") {
+    layout += fmt::format(", bucket {}", human_bytes(w.value("bucket_bytes", std::uint64_t{0})));
+  }
+  lines.push_back(layout);
+  return lines;
+}
+
+std::vector<Table> tables(const json& plan) {
+  std::vector<Table> out;
+  const json& cs = plan["collectives"];
+  Table step{"Collectives of one step, per rank",
+             {"#", "op", "bytes per call", "group", "nodes", "calls per step", "overlaps compute", "what"},
+             {},
+             {true, false, true, true, true, true, false, false}};
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const json& c = cs[i];
+    step.rows.push_back({std::to_string(i + 1), str(c, "op"), human_bytes(c.value("bytes", std::uint64_t{0})),
+                         str(c, "group"), str(c, "nodes"), str(c, "count"), c.value("overlaps", false) ? "yes" : "no",
+                         str(c, "what")});
+  }
+  out.push_back(std::move(step));
+
+  const json& ps = plan["profiles"];
+  Table totals{"Communication time per step, ms (90% band)",
+               {"profile", "all collectives", "not overlapped", "notes"},
+               {},
+               {false, true, true, false}};
+  for (const auto& p : ps) {
+    std::vector<std::string> notes;
+    if (p.value("from_spec", false)) notes.push_back("from spec");
+    if (p.value("extrapolated", false)) notes.push_back("extrapolated");
+    if (const int n = p.value("unpriced", 0); n > 0) notes.push_back(fmt::format("{} not priced", n));
+    totals.rows.push_back({str(p, "profile"), ms_interval(p["total_us"]), ms_interval(p["exposed_us"]),
+                           fmt::format("{}", fmt::join(notes, ", "))});
+  }
+  out.push_back(std::move(totals));
+
+  if (!ps.empty()) {
+    Table per{"Per collective, ms per step (90% band)", {"#"}, {}, {true}};
+    for (const auto& p : ps) {
+      per.header.push_back(str(p, "profile"));
+      per.right.push_back(true);
+    }
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      std::vector<std::string> row{std::to_string(i + 1)};
+      for (const auto& p : ps) {
+        const json& r = p["rows"][i];
+        std::string cell = r.value("priced", false) ? ms_interval(r["step_us"]) : "not priced";
+        if (r.value("priced", false) && r.value("extrapolated", false)) cell += " (extrapolated)";
+        row.push_back(std::move(cell));
+      }
+      per.rows.push_back(std::move(row));
+    }
+    out.push_back(std::move(per));
+
+    // One line per profile and note, naming the rows it applies to.
+    Table notes{"Notes", {"profile", "#", "note"}, {}, {false, false, false}};
+    for (const auto& p : ps) {
+      std::vector<std::pair<std::string, std::vector<std::string>>> by_note;
+      for (std::size_t i = 0; i < p["rows"].size(); ++i) {
+        const std::string note = str(p["rows"][i], "note");
+        if (note.empty()) continue;
+        auto it = std::find_if(by_note.begin(), by_note.end(), [&](const auto& n) { return n.first == note; });
+        if (it == by_note.end()) it = by_note.insert(by_note.end(), {note, {}});
+        it->second.push_back(std::to_string(i + 1));
+      }
+      for (const auto& [note, rows] : by_note) {
+        notes.rows.push_back({str(p, "profile"), fmt::format("{}", fmt::join(rows, ", ")), note});
+      }
+    }
+    if (!notes.rows.empty()) out.push_back(std::move(notes));
+  }
+
+  if (plan.contains("migration")) {
+    const json& m = plan["migration"];
+    Table mig{fmt::format("Migration {} -> {} ({} collectives priced on both)", str(m, "from"), str(m, "to"),
+                          str(m, "rows_compared")),
+              {"", "change, ms per step (90% interval)", "ratio (90% interval)"},
+              {},
+              {false, true, true}};
+    mig.rows.push_back({"all collectives", ms_interval(m["delta_total_us"]), ratio_interval(m["ratio_total"])});
+    mig.rows.push_back({"not overlapped", ms_interval(m["delta_exposed_us"]), ratio_interval(m["ratio_exposed"])});
+    out.push_back(std::move(mig));
+  }
+  return out;
+}
+
+std::string text_table(const Table& t) {
+  std::vector<std::size_t> width(t.header.size(), 0);
+  for (std::size_t c = 0; c < t.header.size(); ++c) width[c] = t.header[c].size();
+  for (const auto& r : t.rows) {
+    for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s = " ";
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const bool last = c + 1 == cells.size();
+      if (t.right[c]) {
+        s += fmt::format(" {:>{}}", cells[c], width[c]);
+      } else {
+        s += last ? " " + cells[c] : fmt::format(" {:<{}}", cells[c], width[c]);
+      }
+    }
+    return s + "\n";
+  };
+  std::string out = t.title + ":\n" + line(t.header);
+  for (const auto& r : t.rows) out += line(r);
+  return out;
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string md_table(const Table& t) {
+  std::string out = fmt::format("**{}**\n\n|", md_cell(t.title));
+  for (const auto& h : t.header) out += fmt::format(" {} |", md_cell(h));
+  out += "\n|";
+  for (std::size_t c = 0; c < t.header.size(); ++c) out += t.right[c] ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& r : t.rows) {
+    out += "|";
+    for (const auto& cell : r) out += fmt::format(" {} |", md_cell(cell));
+    out += "\n";
+  }
+  return out + "\n";
+}
+
+std::string html_table(const Table& t) {
+  std::string out = fmt::format("<h3>{}</h3>\n<table class=\"plan\">\n<thead><tr>", xml_escape(t.title));
+  for (std::size_t c = 0; c < t.header.size(); ++c) {
+    out += fmt::format("<th{}>{}</th>", t.right[c] ? " class=\"num\"" : "", xml_escape(t.header[c]));
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& r : t.rows) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      out += fmt::format("<td{}>{}</td>", t.right[c] ? " class=\"num\"" : "", xml_escape(r[c]));
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string title(const json& plan) {
+  return fmt::format("Plan: {} ({})", str(plan["workload"], "name"), str(plan["workload"], "source"));
+}
+
+}  // namespace
+
+void check_plan_document(const json& plan, const std::string& where) {
+  if (!plan.is_object()) throw ParseError(fmt::format("{}: a plan document is a JSON object", where));
+  if (!plan.contains("plan_version") || !plan["plan_version"].is_number_integer()) {
+    throw ParseError(
+        fmt::format("{}: plan_version: missing (is this `ccbench model plan --format json` output?)", where));
+  }
+  if (plan["plan_version"].get<long long>() != 1) {
+    throw ParseError(fmt::format("{}: plan_version: is {}, this ccbench reads 1", where, plan["plan_version"].dump()));
+  }
+  for (const char* key : {"workload", "collectives", "profiles"}) {
+    if (!plan.contains(key)) throw ParseError(fmt::format("{}: {}: missing", where, key));
+  }
+  if (!plan["workload"].is_object()) throw ParseError(fmt::format("{}: workload: expected an object", where));
+  if (!plan["collectives"].is_array()) throw ParseError(fmt::format("{}: collectives: expected an array", where));
+  if (!plan["profiles"].is_array()) throw ParseError(fmt::format("{}: profiles: expected an array", where));
+  const std::size_t n = plan["collectives"].size();
+  for (std::size_t i = 0; i < plan["profiles"].size(); ++i) {
+    const json& p = plan["profiles"][i];
+    if (!p.is_object() || !p.contains("rows") || !p["rows"].is_array() || p["rows"].size() != n) {
+      throw ParseError(fmt::format("{}: profiles[{}].rows: expected one row per collective ({})", where, i, n));
+    }
+  }
+}
+
+std::string plan_text(const json& plan) {
+  std::string out = title(plan) + "\n";
+  for (const auto& l : summary_lines(plan)) {
+    out += "  ";  // piecewise: GCC 12 at -O3 warns (-Wrestrict) on "literal" + std::string
+    out += l;
+    out += '\n';
+  }
+  for (const auto& t : tables(plan)) {
+    out += '\n';
+    out += text_table(t);
+  }
+  return out;
+}
+
+std::string plan_markdown(const json& plan) {
+  std::string out = fmt::format("## {}\n\n", md_cell(title(plan)));
+  for (const auto& l : summary_lines(plan)) {
+    out += "- ";
+    out += md_cell(l);
+    out += '\n';
+  }
+  out += "\n";
+  for (const auto& t : tables(plan)) out += md_table(t);
+  return out;
+}
+
+std::string plan_html_section(const json& plan) {
+  std::string out = fmt::format("<section class=\"plan\">\n<h2>{}</h2>\n<ul>\n", xml_escape(title(plan)));
+  for (const auto& l : summary_lines(plan)) out += fmt::format("<li>{}</li>\n", xml_escape(l));
+  out += "</ul>\n";
+  for (const auto& t : tables(plan)) out += html_table(t);
+  return out + "</section>\n";
+}
+
+std::string plan_html_page(const json& plan) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n"
+      "body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}\n"
+      "table.plan{{border-collapse:collapse;margin:0.5em 0 1.5em}}\n"
+      "table.plan th,table.plan td{{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left}}\n"
+      "table.plan .num{{text-align:right;font-variant-numeric:tabular-nums}}\n"
+      "</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+      xml_escape(title(plan)), plan_html_section(plan));
+}
+
+}  // namespace ccbench::report
