@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/model_command.hpp"
@@ -119,7 +120,11 @@ int plan_main(int argc, char** argv) {
     if (out.empty() || out == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);
     } else {
-      write_file_atomically(out, text);
+      try {
+        write_file_atomically(out, text);
+      } catch (const std::system_error& e) {
+        throw UsageError(fmt::format("--out {}: cannot write ({})", out, e.code().message()));
+      }
       std::fprintf(stderr, "ccbench model plan: wrote %s (%s)\n", out.c_str(), format.c_str());
     }
     return exit_code::ok;

@@ -68,8 +68,8 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
             row.per_call = half_allreduce(price, q);
             row.priced = true;
             row.note = "half an all-reduce of the same size (no curve for this op)";
-          } catch (const UsageError&) {
-            row.note = fmt::format("not priced: {}", e.what());
+          } catch (const UsageError& fallback) {
+            row.note = fmt::format("not priced: {}; nor as half an all-reduce: {}", e.what(), fallback.what());
           }
         } else {
           row.note = fmt::format("not priced: {}", e.what());

@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -76,6 +75,8 @@ std::optional<Op> to_op(StepOp op) {
 }
 
 namespace {
+
+constexpr int kMaxRanks = 1 << 24;
 
 class Reader {
  public:
@@ -193,6 +194,7 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     w.layers = r.integer(r.need(model, "model", "layers"), "model.layers", 1);
     w.hidden = r.integer(r.need(model, "model", "hidden"), "model.hidden", 1);
     if (w.parameters < 1) r.fail(model["parameters"], "model.parameters: must be at least 1");
+    if (w.parameters > 1e15) r.fail(model["parameters"], "model.parameters: above 1e15 (1000T)");
     if (const YAML::Node moe = model["moe"]) {
       r.only_keys(moe, "model.moe", {"experts", "top_k", "expert_parameters", "moe_layers"});
       w.experts = r.integer(r.need(moe, "model.moe", "experts"), "model.moe.experts", 1);
@@ -215,10 +217,18 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     w.sequence_length = r.integer(r.need(root, "", "sequence_length"), "sequence_length", 1);
     w.micro_batch = r.integer(r.need(root, "", "micro_batch"), "micro_batch", 1);
     if (root["micro_batches"]) w.micro_batches = r.integer(root["micro_batches"], "micro_batches", 1);
+    // Sizes stay far inside 64 bits: an activation (or all-to-all buffer) of at most 2^50 elements.
+    const double elements = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * std::max(1, w.top_k);
+    if (elements > 0x1p50) {
+      r.fail(root["micro_batch"],
+             fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
+                         w.top_k > 0 ? " x model.moe.top_k" : "", elements));
+    }
 
     const YAML::Node par = r.need(root, "", "parallel");
     r.only_keys(par, "parallel", {"ranks", "ranks_per_node", "tp", "pp", "dp", "ep"});
     w.ranks = r.integer(r.need(par, "parallel", "ranks"), "parallel.ranks", 1);
+    if (w.ranks > kMaxRanks) r.fail(par["ranks"], fmt::format("parallel.ranks: {} is above {}", w.ranks, kMaxRanks));
     w.ranks_per_node = r.integer(r.need(par, "parallel", "ranks_per_node"), "parallel.ranks_per_node", 1);
     w.dp = r.integer(r.need(par, "parallel", "dp"), "parallel.dp", 1);
     if (par["tp"]) w.tp = r.integer(par["tp"], "parallel.tp", 1);
@@ -289,9 +299,12 @@ Workload load_workload(const std::filesystem::path& path) {
 }
 
 int nodes_spanned(int size, int stride, int ranks_per_node) {
-  std::set<long long> nodes;
-  for (int i = 0; i < size; ++i) nodes.insert(1LL * i * stride / ranks_per_node);
-  return static_cast<int>(nodes.size());
+  // Members i x stride sit on node floor(i x stride / R). With stride >= R no two share a node; with
+  // stride < R consecutive members are at most one node apart, so every node from the first to the
+  // last is used.
+  if (size <= 0) return 0;
+  if (stride >= ranks_per_node) return size;
+  return static_cast<int>(1LL * (size - 1) * stride / ranks_per_node) + 1;
 }
 
 namespace {

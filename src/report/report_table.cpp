@@ -56,7 +56,11 @@ std::string render_table(const ReportInput& input) {
     }
     out += "\n";
   }
-  out += model_overlay_text(input) + (input.plan ? "\n" + plan_text(*input.plan) : std::string());
+  out += model_overlay_text(input);
+  if (input.plan) {
+    out += '\n';
+    out += plan_text(*input.plan);
+  }
   return out;
 }
 

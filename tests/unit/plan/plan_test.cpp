@@ -84,6 +84,13 @@ TEST(Plan, AllGatherWithoutACurveIsHalfAnAllReduce) {
   EXPECT_EQ(ag.note, "half an all-reduce of the same size (no curve for this op)");
 }
 
+TEST(Plan, BothReasonsWhenTheHalfAllReduceCannotBePricedEither) {
+  const Plan plan = make_plan(zero1(), {"C"}, known_curve(/*no_allgather=*/true), std::nullopt);
+  const PricedCollective& ag = plan.profiles[0].rows[1];
+  EXPECT_FALSE(ag.priced);
+  EXPECT_EQ(ag.note, "not priced: allgather: not fitted; nor as half an all-reduce: unknown profile C");
+}
+
 TEST(Plan, RowsTheModelCannotPriceAreListedAndLeftOutOfTheMigration) {
   // Pipeline stages: the send/recv row has no curve; profile C is unknown to the pricer.
   const Workload w = parse_workload(

@@ -180,6 +180,10 @@ TEST(Workload, NodesSpanned) {
   EXPECT_EQ(nodes_spanned(4, 8, 8), 4);
   EXPECT_EQ(nodes_spanned(8, 2, 8), 2);
   EXPECT_EQ(nodes_spanned(8, 32, 8), 8);
+  EXPECT_EQ(nodes_spanned(3, 3, 8), 1);  // ranks 0, 3, 6
+  EXPECT_EQ(nodes_spanned(4, 3, 8), 2);  // ranks 0, 3, 6, 9
+  EXPECT_EQ(nodes_spanned(4, 12, 8), 4);
+  EXPECT_EQ(nodes_spanned(1 << 24, 1, 8), 1 << 21);
 }
 
 TEST(WorkloadErrors, UnknownKeyIsNamedWithItsLine) {
@@ -199,6 +203,8 @@ TEST(WorkloadErrors, ImpossibleDegrees) {
             "w.yaml:5: parallel.ep: above 1 needs model.moe");
   EXPECT_EQ(error_of(dense("{ranks: 12, ranks_per_node: 8, dp: 12}")),
             "w.yaml:5: parallel.ranks_per_node: 8 does not divide ranks (12)");
+  EXPECT_EQ(error_of(dense("{ranks: 33554432, ranks_per_node: 8, dp: 33554432}")),
+            "w.yaml:5: parallel.ranks: 33554432 is above 16777216");
   EXPECT_EQ(error_of(dense("{ranks: 24, ranks_per_node: 8, pp: 3, dp: 8}")),
             "w.yaml:5: parallel.pp: 3 does not divide model.layers (80)");
 }
@@ -212,6 +218,11 @@ TEST(WorkloadErrors, BadValuesAndMissingKeys) {
   EXPECT_EQ(error_of("model: {parameters: 1B, layers: 2, hidden: 64}\ndtype: bf16\n"),
             "w.yaml:1: missing key 'sequence_length'");
   EXPECT_EQ(error_of("- a\n- b\n"), "w.yaml: a workload file is a mapping of keys");
+  EXPECT_EQ(error_of("model: {parameters: 2e15, layers: 2, hidden: 64}\n"),
+            "w.yaml:1: model.parameters: above 1e15 (1000T)");
+  EXPECT_EQ(error_of("model: {parameters: 1B, layers: 2, hidden: 1048576}\ndtype: bf16\nsequence_length: 1048576\n"
+                     "micro_batch: 2048\n"),
+            "w.yaml:4: micro_batch x sequence_length x model.hidden = 2.25e+15 elements: above 2^50");
 }
 
 }  // namespace
