@@ -51,7 +51,7 @@ TEST(ModelFit, KnownTwoRegimeEnvelopeIsRecoveredWithinItsBands) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     ASSERT_EQ(v.summary.regimes, 2) << "BIC: " << v.bic[0] << " " << v.bic[1] << " " << v.bic[2];
     EXPECT_LT(v.bic[1], v.bic[0]);
-    EXPECT_LT(v.bic[1], v.bic[2]);
+    EXPECT_TRUE(std::isnan(v.bic[2]) || v.bic[1] < v.bic[2]);  // NaN: 3 regimes was not a candidate
     for (std::size_t k = 0; k < 2; ++k) {
       const Regime& t = truth.regimes[k];
       const RegimeBand& b = v.regimes[k];
