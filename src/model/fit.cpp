@@ -580,6 +580,12 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
     }
   }
   g.bic.resize(static_cast<std::size_t>(opt.max_regimes), std::numeric_limits<double>::quiet_NaN());
+  if (chosen.regimes.empty()) {
+    std::set<std::string> files;
+    for (const auto* o : rows) files.insert(o->file);
+    throw UsageError(fmt::format("{}: results: {} on {} ({} ranks per node): no fit converged", *files.begin(),
+                                 name(key.op), key.profile, key.ranks_per_node));
+  }
   g.regimes = chosen.regimes;
 
   // In-sample residuals.
