@@ -568,9 +568,9 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
     EnvelopeFit f = fit_k(w, k);
     const double bic =
         f.regimes.empty() ? std::numeric_limits<double>::infinity() : bic_of(f, free_parameters(f.regimes, node_count));
-    g.bic.push_back(std::isfinite(bic) ? bic : 0.0);
+    g.bic.push_back(std::isfinite(bic) ? bic : std::numeric_limits<double>::quiet_NaN());
     if (f.regimes.empty() || (k > 1 && f.degenerate)) {
-      g.bic.back() = 0;
+      g.bic.back() = std::numeric_limits<double>::quiet_NaN();  // not a candidate
       continue;
     }
     if (bic < best_bic) {
@@ -579,7 +579,13 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
       chosen_k = k;
     }
   }
-  g.bic.resize(static_cast<std::size_t>(opt.max_regimes), 0.0);
+  g.bic.resize(static_cast<std::size_t>(opt.max_regimes), std::numeric_limits<double>::quiet_NaN());
+  if (chosen.regimes.empty()) {
+    std::set<std::string> files;
+    for (const auto* o : rows) files.insert(o->file);
+    throw UsageError(fmt::format("{}: results: {} on {} ({} ranks per node): no fit converged", *files.begin(),
+                                 name(key.op), key.profile, key.ranks_per_node));
+  }
   g.regimes = chosen.regimes;
 
   // In-sample residuals.

@@ -76,7 +76,7 @@ struct RegimeBand {
 struct FittedGroupView {
   GroupSummary summary;
   std::vector<RegimeBand> regimes;
-  std::vector<double> bic;  // by number of regimes, index 0 = one regime
+  std::vector<double> bic;  // by number of regimes, index 0 = one regime; NaN: not a candidate
 };
 std::vector<FittedGroupView> fitted_groups(const Model& model);
 

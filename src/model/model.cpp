@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -181,6 +182,8 @@ json Model::to_json() const {
       }
       refits.push_back(flat);
     }
+    json bic = json::array();  // null: that number of regimes was not a candidate
+    for (double b : g.bic) bic.push_back(std::isfinite(b) ? json(b) : json(nullptr));
     json by_nodes = json::array();
     for (const auto& cv : g.cv_nodes)
       by_nodes.push_back({{"nodes", cv.nodes},
@@ -197,7 +200,7 @@ json Model::to_json() const {
                       {"bytes_max", g.bytes_max},
                       {"rows", g.rows},
                       {"regimes", regimes},
-                      {"bic_by_regimes", g.bic},
+                      {"bic_by_regimes", bic},
                       {"efficiency", g.efficiency},
                       {"accuracy",
                        {{"residual_rms_log", g.resid_rms_log},
@@ -262,7 +265,8 @@ Model Model::from_json(const json& j, const std::string& where) {
     for (std::size_t k = 0; k < regimes.size(); ++k)
       g.regimes.push_back(regime_from(regimes[k], where, fmt::format("{}/regimes/{}", path, k)));
     if (gj.contains("bic_by_regimes") && gj["bic_by_regimes"].is_array())
-      for (const auto& b : gj["bic_by_regimes"]) g.bic.push_back(b.is_number() ? b.get<double>() : 0.0);
+      for (const auto& b : gj["bic_by_regimes"])
+        g.bic.push_back(b.is_number() ? b.get<double>() : std::numeric_limits<double>::quiet_NaN());
     g.efficiency = gj.contains("efficiency") && gj["efficiency"].is_number() ? gj["efficiency"].get<double>() : 0.0;
     const json& acc = need(gj, "accuracy", where, path);
     g.resid_rms_log = need_number(acc, "residual_rms_log", where, path + "/accuracy");

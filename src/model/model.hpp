@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/enums.hpp"
 
@@ -19,10 +18,10 @@ inline constexpr int kModelVersion = 1;
 
 struct PredictQuery {
   Op op = Op::allreduce;
-  std::uint64_t bytes = 0;     // S, the collective's total size (nccl-tests convention)
+  std::uint64_t bytes = 0;  // S, the collective's total size (nccl-tests convention)
   int nodes = 1;
-  int ranks_per_node = 0;      // 0: the layout the model was fitted on (the only one, or the most common)
-  std::string profile;         // instance type or fabric label; empty: the model's only profile
+  int ranks_per_node = 0;  // 0: the layout the model was fitted on (the only one, or the most common)
+  std::string profile;     // instance type or fabric label; empty: the model's only profile
 };
 
 struct Prediction {
@@ -30,10 +29,10 @@ struct Prediction {
   double time_lo_us = 0, time_hi_us = 0;  // 90% band
   double busbw_gbps = 0;
   double busbw_lo_gbps = 0, busbw_hi_gbps = 0;  // from time_hi_us and time_lo_us
-  bool extrapolated = false;  // outside the fitted node counts or sizes (band widened)
-  bool from_spec = false;     // profile never measured: its spec times efficiency learned elsewhere
-  std::string profile;        // the profile that answered (the query's, or the only one)
-  int ranks_per_node = 0;     // the layout that answered
+  bool extrapolated = false;                    // outside the fitted node counts or sizes (band widened)
+  bool from_spec = false;                       // profile never measured: its spec times efficiency learned elsewhere
+  std::string profile;                          // the profile that answered (the query's, or the only one)
+  int ranks_per_node = 0;                       // the layout that answered
 };
 
 // One fitted curve family: an op on a profile and a ranks-per-node layout, across node counts.
