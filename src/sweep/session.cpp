@@ -139,7 +139,7 @@ int RunSession::run() {
 
   int exit = exit_code::ok;
   try {
-    watchdog.arm(Phase::setup);
+    if (hooks_.watch_allocate) watchdog.arm(Phase::setup);
     backend->allocate(plan.send_bytes, plan.recv_bytes);
     SweepTotals totals;
     if (channel_.is_root()) {

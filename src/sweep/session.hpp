@@ -30,6 +30,9 @@ namespace ccbench {
 struct SessionHooks {
   std::string command = "ccbench run";  // prefixes every message
   std::string wrong_unit = "elements";  // "wrong elements" / "wrong bytes" in the summary
+  // Whether the watchdog's -T covers allocate() (fabric: it exchanges RMA keys with the peer and
+  // can hang). Off for run: touching gigabytes of buffers is slow on a busy host, not a hang.
+  bool watch_allocate = false;
   // Creates this rank's backend (every rank). A hook with several steps that can fail on some
   // ranks only agrees after each (agree_or_throw); a plain exception is agreed by the session.
   std::function<std::unique_ptr<Backend>(ControlChannel&)> make_backend;
