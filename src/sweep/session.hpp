@@ -22,7 +22,9 @@
 #include "core/result.hpp"
 #include "sweep/channel.hpp"
 #include "sweep/engine.hpp"
+#include "sweep/peer_table.hpp"
 #include "sweep/plan.hpp"
+#include "sweep/result_writer.hpp"
 #include "sweep/run_config.hpp"
 
 namespace ccbench {
@@ -58,6 +60,12 @@ class RunSession {
   int usage_error(const std::string& message) const;
 
  private:
+  std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan);
+  std::string check_memory(const Backend& backend, const Plan& plan);
+  int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer);
+  int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
+             const nlohmann::json& final_metadata);
+
   ControlChannel& channel_;
   const RunConfig& config_;
   SessionHooks hooks_;
