@@ -1,6 +1,8 @@
 // The engine over LocalChannel and a fake backend: the curve it reports is exactly the times the
 // backend returns, with algbw and busbw computed by hand, and -n auto stops where the stopping
 // rule's arithmetic says.
+#include "sweep/engine.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -8,7 +10,6 @@
 #include "core/sampling.hpp"
 #include "fake_backend.hpp"
 #include "sweep/channel.hpp"
-#include "sweep/engine.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/watchdog.hpp"
 
@@ -21,7 +22,9 @@ class Recorder final : public SweepObserver {
  public:
   std::vector<std::string> events;
   std::vector<ResultRow> rows;
-  void on_op_begin(int trial, Op op) override { events.push_back("op " + std::string(name(op)) + " " + std::to_string(trial)); }
+  void on_op_begin(int trial, Op op) override {
+    events.push_back("op " + std::string(name(op)) + " " + std::to_string(trial));
+  }
   void on_result(const ResultRow& row) override {
     events.push_back("result " + std::to_string(row.bytes) + (row.in_place ? " in" : " out"));
     rows.push_back(row);

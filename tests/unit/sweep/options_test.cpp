@@ -49,8 +49,9 @@ TEST(RunOptions, Defaults) {
 }
 
 TEST(RunOptions, SharedFlagsParse) {
-  const RunConfig c = parse({"-b", "1K", "-e", "1M", "-f", "4", "-n", "25", "--target-ci", "2%", "-T", "0", "-c",
-                             "0", "--trials", "3", "-J", "out.json", "--label", "x", "--link-gbps", "100"});
+  const RunConfig c =
+      parse({"-b", "1K", "-e", "1M",       "-f", "4",  "-n",       "25",      "--target-ci", "2%",          "-T",
+             "0",  "-c", "0",  "--trials", "3",  "-J", "out.json", "--label", "x",           "--link-gbps", "100"});
   EXPECT_EQ(c.sizes.min_bytes, 1024u);
   EXPECT_EQ(c.sizes.max_bytes, 1u << 20);
   EXPECT_DOUBLE_EQ(c.sizes.step_factor, 4.0);
@@ -67,7 +68,8 @@ TEST(RunOptions, TimeoutMustBeAFiniteNumberInRange) {
   EXPECT_EQ(usage_error({"-T", "nan"}), "-T/--timeout: 'nan' is not a finite number");
   EXPECT_EQ(usage_error({"-T", "inf"}), "-T/--timeout: 'inf' is not a finite number");
   EXPECT_EQ(usage_error({"-T", "1e999"}), "-T/--timeout: '1e999' is not a finite number");
-  EXPECT_EQ(usage_error({"-T", "9.3e9"}), "-T/--timeout: 9.3e9 is out of range (0 = no watchdog, up to 1000000 seconds)");
+  EXPECT_EQ(usage_error({"-T", "9.3e9"}),
+            "-T/--timeout: 9.3e9 is out of range (0 = no watchdog, up to 1000000 seconds)");
   EXPECT_EQ(usage_error({"-T", "-1"}), "-T/--timeout: -1 is out of range (0 = no watchdog, up to 1000000 seconds)");
   EXPECT_EQ(usage_error({"-T", "5s"}), "-T/--timeout: '5s' is not a finite number");
   EXPECT_DOUBLE_EQ(parse({"-T", "1e6"}).timeout_s, kMaxTimeoutS);

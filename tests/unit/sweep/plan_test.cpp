@@ -1,10 +1,11 @@
 // make_plan: every (op, size, variant) with counts resolved, skips explained, buffers sized for the
 // largest case; hand-computed for a fake backend.
+#include "sweep/plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
 #include "fake_backend.hpp"
-#include "sweep/plan.hpp"
 #include "sweep/session.hpp"
 
 namespace ccbench {

@@ -1,21 +1,21 @@
 // The run session with LocalChannel and the fake backend: what it records (peak RSS, final
 // metadata), what it refuses before measuring (exit 2 naming the flag), and that a refused run
 // never touches an existing result file.
+#include "sweep/session.hpp"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "fake_backend.hpp"
 #include "sweep/channel.hpp"
 #include "sweep/result_writer.hpp"
-#include "sweep/session.hpp"
 
 namespace ccbench {
 namespace {
@@ -26,8 +26,8 @@ using testing::FakeBackend;
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("ccbench_session_test_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter_++));
+    path_ = fs::temp_directory_path() /
+            ("ccbench_session_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
