@@ -13,7 +13,13 @@ ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_
     std::filesystem::create_directories(path_.parent_path(), ec);
   }
   file_.run.status = "incomplete";
-  write_file_atomically(path_, to_json(file_).dump(1) + "\n");
+  const nlohmann::json header_json = to_json(file_);
+  if (const auto it = header_json["run"].find("non_utf8_escaped"); it != header_json["run"].end()) {
+    std::string fields;
+    for (const auto& f : *it) fields += (fields.empty() ? "" : ", ") + f.get<std::string>();
+    std::fprintf(stderr, "ccbench: warning: not UTF-8, recorded with \\xNN escapes: %s\n", fields.c_str());
+  }
+  write_file_atomically(path_, header_json.dump(1) + "\n");
   stream_ = std::make_unique<ResultStream>(jsonl_path_for(path_));
 }
 
@@ -33,6 +39,18 @@ void ResultWriter::merge_software(const nlohmann::json& extra) {
   if (!extra.is_object()) return;
   std::lock_guard lock(mutex_);
   file_.software.update(extra);
+}
+
+void ResultWriter::merge_system(const nlohmann::json& extra) {
+  if (!extra.is_object()) return;
+  std::lock_guard lock(mutex_);
+  if (!file_.system.is_object()) file_.system = nlohmann::json::object();
+  file_.system.update(extra);
+}
+
+nlohmann::json ResultWriter::system() {
+  std::lock_guard lock(mutex_);
+  return file_.system;
 }
 
 std::size_t ResultWriter::result_count() {
