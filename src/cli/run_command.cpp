@@ -15,6 +15,7 @@
 #include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
 #include "core/error.hpp"
+#include "core/host_load_note.hpp"
 #include "report/console_table.hpp"
 #include "report/progress_line.hpp"
 #include "sweep/coordinator.hpp"
@@ -23,6 +24,7 @@
 #include "sweep/result_writer.hpp"
 #include "sweep/watchdog.hpp"
 #include "system/host_info.hpp"
+#include "system/host_load.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -142,6 +144,8 @@ int run_main(int argc, char** argv) {
   int exit = exit_code::ok;
   try {
     backend->allocate(plan.send_bytes, plan.recv_bytes);
+    system::HostLoadSnapshot load_at_start;
+    if (rank == 0) load_at_start = system::sample_host_load();
     SweepTotals totals;
     if (rank == 0) {
       RunOutput output(*writer, plan, config);
@@ -159,6 +163,12 @@ int run_main(int argc, char** argv) {
     if (rank == 0) {
       writer->set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
       writer->merge_software(final_metadata);
+      {  // Was something else running on this host? (rank 0's host; docs/host-load.md)
+        const auto load_at_end = system::sample_host_load();
+        const auto ours = system::own_processes(load_at_end, static_cast<int>(::getpid()));
+        writer->merge_system(
+            {{"host_load", system::host_load_json(load_at_start, load_at_end, ours, system::cores_of(ours))}});
+      }
       exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
       std::optional<std::string> error;
       if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong elements", totals.wrong);
@@ -168,6 +178,7 @@ int run_main(int argc, char** argv) {
           "(buffers %.1f MiB)\n",
           totals.results, totals.ci_met, config.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
           peak_rss / 1048576.0, static_cast<double>(plan.send_bytes + plan.recv_bytes) / 1048576.0);
+      if (const auto busy = busy_host_note(writer->system())) std::printf("# %s\n", busy->c_str());
       if (!config.json_path.empty() && saved) std::printf("# result file: %s\n", config.json_path.c_str());
       if (totals.wrong > 0) std::fprintf(stderr, "ccbench run: %s\n", error->c_str());
     }

@@ -15,6 +15,7 @@
 #include "compare/verdict.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/host_load_note.hpp"
 #include "core/sizes.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
@@ -117,6 +118,10 @@ void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool ba
   for (const auto& f : side.files) {
     if (f.run.status != "complete") {
       w.push_back(fmt::format("{} run {} is marked {}: its results may be partial", side.name, f.source, f.run.status));
+    }
+    if (const auto busy = busy_host_note(f.system)) {
+      w.push_back(fmt::format("{} run {}: {}: its times may reflect the other work, not the network", side.name,
+                              f.source, *busy));
     }
   }
   if (trials < min_trials && !rows.empty()) {
