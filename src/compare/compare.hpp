@@ -1,5 +1,6 @@
-// The comparison pipeline, load -> match -> statistics -> claim/gate -> verdict, and its result
-// model, which the renderers in src/report turn into text, markdown or JSON.
+// The comparison pipeline, load -> match -> analyse -> summarise -> decide (one stage a file:
+// load.cpp, match.cpp + metadata.cpp, analyse.cpp, summarise.cpp, decide.cpp), and its result model,
+// which the renderers turn into text, markdown or the verdict's JSON (docs/verdict-format.md).
 #pragma once
 
 #include <cstdint>
@@ -10,20 +11,13 @@
 #include <vector>
 
 #include "compare/claim.hpp"
+#include "compare/decide.hpp"
 #include "compare/match.hpp"
 #include "compare/metadata.hpp"
 
 namespace ccbench::compare {
 
 using Interval = std::pair<double, double>;
-
-namespace verdict_exit {
-inline constexpr int confirmed_or_pass = 0;
-inline constexpr int refuted_or_regression = 1;
-inline constexpr int usage = 2;
-inline constexpr int not_comparable = 3;
-inline constexpr int inconclusive = 4;
-}  // namespace verdict_exit
 
 struct CompareOptions {
   std::vector<std::string> baseline;  // files or folders
@@ -104,8 +98,7 @@ struct SideInfo {
 };
 
 struct Comparison {
-  std::string verdict = "none";  // confirmed|refuted|inconclusive|pass|regression|not_comparable|none
-  int exit_code = 0;
+  Verdict verdict = Verdict::none;  // exit_code(verdict) is the command's exit code
   std::string reason;
   std::optional<Claim> claim;
   std::optional<Gate> gate;

@@ -38,13 +38,11 @@ void apply_gate(Comparison& c, const Gate& gate) {
         adjusted.back()));
   }
   if (c.gate_failures.empty()) {
-    c.verdict = "pass";
-    c.exit_code = verdict_exit::confirmed_or_pass;
+    c.verdict = Verdict::pass;
     c.reason = fmt::format("no size is significantly (Holm-Bonferroni, alpha {}) more than {:.1f}% slower", gate.alpha,
                            gate.threshold * 100.0);
   } else {
-    c.verdict = "regression";
-    c.exit_code = verdict_exit::refuted_or_regression;
+    c.verdict = Verdict::regression;
     c.reason = fmt::format("{} failure(s): {}", c.gate_failures.size(), fmt::join(c.gate_failures, "; "));
   }
 }

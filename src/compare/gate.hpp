@@ -7,7 +7,7 @@
 
 namespace ccbench::compare {
 
-// Fills rows[].p_holm/regression, comparison.gate_failures, geomean_regression, verdict and exit code.
+// Fills rows[].p_holm/regression, comparison.gate_failures, geomean_regression, verdict and reason.
 void apply_gate(Comparison& comparison, const Gate& gate);
 
 }  // namespace ccbench::compare
