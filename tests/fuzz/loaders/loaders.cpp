@@ -27,7 +27,7 @@ void import_and_write(importer::Imported (*fn)(const std::filesystem::path&, con
   options.op = "allreduce";
   options.ranks = 2;
   const auto imported = fn(path, options);
-  (void)importer::imported_to_json(imported.file).dump(1);
+  (void)importer::imported_text(imported.file);
 }
 
 const std::set<std::string> kRunFlags = {"ops", "min-bytes", "max-bytes", "iters", "label", "dtype", "trials"};
