@@ -128,39 +128,46 @@ ResultRow summary_row(const std::string& op, const std::string& dtype, const std
 }  // namespace import_detail
 
 std::string imported_text(const ResultFile& file) {
-  // Rows one at a time, each re-indented to where dump(1) puts it (depth 2), spliced into the
-  // header's empty "results" array. Equal to imported_to_json(file).dump(1) + "\n" (but for the
+  // Rows one at a time, each re-indented to where dump(1) puts it (depth 2), written straight into
+  // the header's empty "results" array. Equal to imported_to_json(file).dump(1) + "\n" (but for the
   // order of run.non_utf8_escaped when both the header and rows needed escapes).
-  std::string rows;
+  ResultFile header = file;
+  header.results.clear();
+  auto head_text = [&](const std::vector<std::string>& row_escapes) {
+    nlohmann::json head = to_json(header);
+    if (!row_escapes.empty()) {
+      auto& list = head["run"]["non_utf8_escaped"];
+      if (!list.is_array()) list = nlohmann::json::array();
+      for (const auto& p : row_escapes) list.push_back(p);
+    }
+    return head.dump(1);
+  };
+  static constexpr std::string_view kEmpty = "\"results\": []";
+  std::string head = head_text({});
+  std::size_t split = head.find(kEmpty) + kEmpty.size() - 1;  // just before the ']'
+  std::string out;
+  out.reserve(head.size() + file.results.size() * 640);
+  out.append(head, 0, split);
   std::vector<std::string> escaped;
   for (std::size_t i = 0; i < file.results.size(); ++i) {
     nlohmann::json row = to_json(file.results[i]);
     if (row.value("samples_kind", std::string()) == "summary") row["time_us"]["ci95"] = nullptr;
     for (auto& p : escape_invalid_utf8(row, "/results/" + std::to_string(i))) escaped.push_back(std::move(p));
     const std::string text = row.dump(1);
-    rows += i == 0 ? "\n  " : ",\n  ";
+    out += i == 0 ? "\n  " : ",\n  ";
     for (char c : text) {
-      rows += c;
-      if (c == '\n') rows += "  ";
+      out += c;
+      if (c == '\n') out += "  ";
     }
   }
-  if (!file.results.empty()) rows += "\n ";
-  ResultFile header = file;
-  header.results.clear();
-  nlohmann::json head = to_json(header);
-  if (!escaped.empty()) {
-    auto& list = head["run"]["non_utf8_escaped"];
-    if (!list.is_array()) list = nlohmann::json::array();
-    for (auto& p : escaped) list.push_back(std::move(p));
+  if (!file.results.empty()) out += "\n ";
+  if (!escaped.empty()) {  // rare: the header must list the rows' escapes too
+    const std::string rows = out.substr(split);
+    head = head_text(escaped);
+    split = head.find(kEmpty) + kEmpty.size() - 1;
+    out = head.substr(0, split) + rows;
   }
-  const std::string head_text = head.dump(1);
-  static constexpr std::string_view kEmpty = "\"results\": []";
-  const auto at = head_text.find(kEmpty);
-  std::string out;
-  out.reserve(head_text.size() + rows.size() + 2);
-  out.append(head_text, 0, at + kEmpty.size() - 1);
-  out += rows;
-  out.append(head_text, at + kEmpty.size() - 1, std::string::npos);
+  out.append(head, split, std::string::npos);
   out += '\n';
   return out;
 }

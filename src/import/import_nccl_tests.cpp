@@ -146,12 +146,11 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
   TrialCounter trials;
   bool warned = false, non_utf8 = false;
   std::set<std::string> ops_seen, dtypes, redops;
-  struct Pending {
-    ResultRow row;
+  struct Logged {  // per row in f.results, until the rank count is known
     std::optional<double> alg, bus;
     std::size_t line;
   };
-  std::vector<Pending> pending;  // rows wait for the rank count
+  std::vector<Logged> logged;
   static const std::regex kRank(
       R"(^#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.*)$)");
   static const std::regex kParams(R"(nThread\s+(\d+)\s+nGpus\s+(\d+).*warmup iters:\s*(\d+)\s+iters:\s*(\d+))");
@@ -254,10 +253,11 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
       ops_seen.insert(op);
       dtypes.insert(dtype);
       redops.insert(redop);
-      pending.push_back({std::move(row), alg, bus, line_no});
+      f.results.push_back(std::move(row));
+      logged.push_back({alg, bus, line_no});
     }
   }
-  if (pending.empty()) {
+  if (f.results.empty()) {
     throw ParseError(fmt::format("{}: no nccl-tests result rows found (is this a nccl-tests log?)", file));
   }
   const int ranks = o.ranks.value_or(rank_lines);
@@ -265,13 +265,11 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
     throw ParseError(
         fmt::format("{}: the log lists no '#  Rank' lines, so the rank count is unknown: pass --ranks", file));
   }
-  f.results.reserve(pending.size());
-  for (auto& p : pending) {
-    p.row.ranks = ranks;
-    keep_logged_bandwidth(p.row, p.alg, p.bus, fmt::format("{}:{}", file, p.line), out.warnings, warned);
-    f.results.push_back(std::move(p.row));
+  for (std::size_t i = 0; i < f.results.size(); ++i) {
+    f.results[i].ranks = ranks;
+    keep_logged_bandwidth(f.results[i], logged[i].alg, logged[i].bus, fmt::format("{}:{}", file, logged[i].line),
+                          out.warnings, warned);
   }
-  pending = {};
   f.system["ranks"] = ranks;
   if (!host_order.empty()) {
     json hosts = json::array();
