@@ -1,6 +1,8 @@
 // Item 16: a busy host is recorded (system.host_load) and named in one sentence.
 #include <unistd.h>
 
+#include <sstream>
+
 #include "core/host_load_note.hpp"
 #include "system/host_load.hpp"
 #include "test_support.hpp"
@@ -25,12 +27,14 @@ struct FakeProc {
     fs::create_directories(dir);
     // Fields 3..39 after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
     // utime stime cutime cstime priority nice threads itreal starttime ... processor (39).
-    std::string stat = std::to_string(pid) + " (" + name + ") R " + std::to_string(ppid) + " 0 0 0 0 0 0 0 0 0 " +
-                       std::to_string(ticks) + " 0 0 0 20 0 1 0 " + "5" + "";
-    for (int f = 23; f < 39; ++f) stat += " 0";
-    stat += " " + std::to_string(cpu) + " 0 0\n";
-    write(dir / "stat", stat);
-    write(dir / "status", "Name:\t" + name + "\nCpus_allowed_list:\t" + allowed + "\n");
+    std::ostringstream stat;
+    stat << pid << " (" << name << ") R " << ppid << " 0 0 0 0 0 0 0 0 0 " << ticks << " 0 0 0 20 0 1 0 5";
+    for (int f = 23; f < 39; ++f) stat << " 0";
+    stat << " " << cpu << " 0 0\n";
+    write(dir / "stat", stat.str());
+    std::ostringstream status;
+    status << "Name:\t" << name << "\nCpus_allowed_list:\t" << allowed << "\n";
+    write(dir / "status", status.str());
   }
 };
 
