@@ -13,3 +13,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 cd "$build_dir"
 # Serial: the integration and e2e tests time real MPI runs on a 2-core machine.
 ctest --output-on-failure --timeout 900 "$@"
+# The sanitizer job (ASan + UBSan, unit, loader and bounded fuzz tests) on a full run only.
+if [[ $# -eq 0 && ${CCBENCH_SKIP_SANITIZE:-0} != 1 ]]; then
+  "$root/scripts/ci/sanitize.sh"
+fi

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -57,6 +58,34 @@ void BM_Verify(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
 }
 BENCHMARK(BM_Verify)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
+
+// References for the two above in the same run: a plain read of the buffer (what verify cannot beat)
+// and a plain write of send + receive buffers (fill). benchmarks/harness/data_check_ratio.sh prints
+// verify/read and fill/write ratios from them.
+void BM_ReadReference(benchmark::State& state) {
+  const auto bytes = static_cast<std::uint64_t>(state.range(0));
+  std::vector<std::uint64_t> buf(bytes / sizeof(std::uint64_t), 1);  // integer sum: vectorised, memory-bound
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (std::uint64_t v : buf) sum += v;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+}
+BENCHMARK(BM_ReadReference)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
+
+void BM_WriteReference(benchmark::State& state) {
+  const auto bytes = static_cast<std::uint64_t>(state.range(0));
+  std::vector<float> a(bytes / sizeof(float)), b(bytes / sizeof(float));
+  for (auto _ : state) {
+    std::fill(a.begin(), a.end(), 1.0f);
+    std::fill(b.begin(), b.end(), 2.0f);
+    benchmark::DoNotOptimize(a.data());
+    benchmark::DoNotOptimize(b.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * bytes));
+}
+BENCHMARK(BM_WriteReference)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
 
 void BM_Summarize(benchmark::State& state) {
   std::mt19937_64 rng(42);

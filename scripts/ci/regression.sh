@@ -39,6 +39,12 @@ if [[ ! -x $CCBENCH ]]; then
   echo "regression.sh: no ccbench at $CCBENCH (build first, or set CCBENCH)" >&2
   exit 2
 fi
+# Digits only before any arithmetic: [[ $NP -gt ... ]] would run a $(...) hidden in NP.
+if [[ ! $NP =~ ^[0-9]{1,6}$ ]] || ((10#$NP < 1)); then
+  echo "regression.sh: NP must be a positive whole number, got '$NP'" >&2
+  exit 2
+fi
+NP=$((10#$NP))
 if [[ -z ${LAUNCH:-} ]]; then
   LAUNCH="mpirun -np $NP"
   [[ $(id -u) == 0 ]] && LAUNCH+=" --allow-run-as-root"

@@ -80,12 +80,18 @@ parse_common() {
   done
   rest=()
 }
+# Numbers are checked as digits before any arithmetic sees them.
+check_counts() {
+  emu_require_count "--hosts" "$hosts" 1 64
+  emu_require_count "--ranks-per-host" "$ranks_per_host" 1 1024
+}
 
 case $cmd in
   -h|--help|help) usage ;;
   up)
     need_root
     parse_common "$@"
+    check_counts
     resolve_fabric "$profile" "$rate_flag"
     emu_up "$hosts" "$rate"
     emu_log "up: $hosts hosts, links at $rate ($label); 'sudo $0 down' removes it"
@@ -113,12 +119,14 @@ case $cmd in
   link)
     need_root
     [[ $# -eq 2 && ($1 == down || $1 == up) ]] || emu_die "link down|up HOST_INDEX"
+    emu_require_count "HOST_INDEX" "$2" 0 63
     ip -n "$(emu_host_ns "$2")" link set "$EMU_HOST_IF" "$1"
     ;;
   leftovers) emu_leftovers ;;
   run)
     need_root
     parse_common "$@"
+    check_counts
     resolve_fabric "$profile" "$rate_flag"
     ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench}
     [[ -x $ccbench ]] || emu_die "no ccbench binary at $ccbench (build it, or set CCBENCH=path)"

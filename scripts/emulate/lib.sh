@@ -107,7 +107,7 @@ emu_tbf() {
 # whatever a previous run left first).
 emu_up() {
   local n=$1 rate=$2 i ns addr port
-  [[ $n =~ ^[0-9]+$ && $n -ge 1 && $n -le 64 ]] || emu_die "host count must be 1..64, got '$n'"
+  emu_require_count "host count" "$n" 1 64
   emu_down
   mkdir -p "$CCB_EMU_STATE"
   ip netns add "$CCB_EMU_BR_NS"
@@ -161,6 +161,12 @@ emu_up() {
   done
 }
 
+# emu_require_count NAME VALUE MIN MAX: VALUE must be a whole number in MIN..MAX, checked as digits
+# before any arithmetic (bash evaluates $(...) hidden in an operand of (( )), $(( )) or [[ -gt ]]).
+emu_require_count() {
+  [[ $2 =~ ^[0-9]{1,6}$ ]] && ((10#$2 >= $3 && 10#$2 <= $4)) || emu_die "$1 must be a whole number $3..$4, got '$2'"
+}
+
 emu_host_count() { [[ -f $CCB_EMU_STATE/hosts ]] && wc -l <"$CCB_EMU_STATE/hosts" || echo 0; }
 
 # emu_set_rate RATE [HOST_INDEX...]: change the link rate of some hosts (default all), both directions.
@@ -172,6 +178,7 @@ emu_set_rate() {
     for ((i = 0; i < $(emu_host_count); i++)); do idx+=("$i"); done
   fi
   for i in "${idx[@]}"; do
+    emu_require_count "HOST_INDEX" "$i" 0 63
     emu_tbf "$(emu_host_ns "$i")" "$EMU_HOST_IF" "$rate"
     emu_tbf "$CCB_EMU_BR_NS" "$(emu_host_port "$i")" "$rate"
   done

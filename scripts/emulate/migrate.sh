@@ -78,6 +78,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# Numbers are checked as digits before any arithmetic sees them ($((hosts - 1)) below).
+[[ $hosts =~ ^[0-9]{1,2}$ ]] && ((10#$hosts >= 1 && 10#$hosts <= 64)) ||
+  { echo "migrate.sh: --hosts must be a whole number 1..64, got '$hosts'" >&2; exit 2; }
+[[ $ranks_per_host =~ ^[0-9]{1,4}$ ]] && ((10#$ranks_per_host >= 1 && 10#$ranks_per_host <= 1024)) ||
+  { echo "migrate.sh: --ranks-per-host must be a whole number 1..1024, got '$ranks_per_host'" >&2; exit 2; }
+hosts=$((10#$hosts)) ranks_per_host=$((10#$ranks_per_host))
+
 ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench}
 [[ -x $ccbench ]] || { echo "migrate.sh: no ccbench binary at $ccbench (build it, or set CCBENCH=path)" >&2; exit 2; }
 ccbench=$(cd "$(dirname "$ccbench")" && pwd)/$(basename "$ccbench")

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <string>
@@ -37,10 +38,33 @@ std::vector<std::string> split_commas(const std::string& text) {
   return out;
 }
 
+// BASE and CAND: a path that exists is one input even when its name holds a comma; anything else
+// is a comma-separated list, where "\," stands for a comma inside a name.
+std::vector<std::string> split_inputs(const std::string& text) {
+  std::error_code ec;
+  if (!text.empty() && std::filesystem::exists(std::filesystem::path(text), ec)) return {text};
+  std::vector<std::string> out;
+  std::string piece;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
+      piece += ',';
+      ++i;
+    } else if (text[i] == ',') {
+      if (!piece.empty()) out.push_back(piece);
+      piece.clear();
+    } else {
+      piece += text[i];
+    }
+  }
+  if (!piece.empty()) out.push_back(piece);
+  return out;
+}
+
 int compare_main(int argc, char** argv) {
   CLI::App app{
       "Compare two sets of result files: a claim verdict, a regression gate, or a report.\n"
-      "BASE and CAND are result files, folders of them, or comma-separated lists.",
+      "BASE and CAND are result files, folders of them, or comma-separated lists (\\, is a comma in a name;\n"
+      "a path that exists is taken whole).",
       "ccbench compare"};
   std::string base, cand, claim_file, expect, tolerance = "5%", statistic, metric, ops, min_bytes, max_bytes;
   std::string normalize, gate, threshold = "5%", format = "text", out;
@@ -79,8 +103,8 @@ int compare_main(int argc, char** argv) {
   }
   try {
     CompareOptions o;
-    o.baseline = split_commas(base);
-    o.candidate = split_commas(cand);
+    o.baseline = split_inputs(base);
+    o.candidate = split_inputs(cand);
     o.seed = seed;
     o.resamples = resamples;
     o.min_trials = min_trials;

@@ -64,7 +64,7 @@ int import_main(int argc, char** argv) {
     const importer::Imported imported =
         format == "osu" ? importer::import_osu(file, o) : importer::import_nccl_tests(file, o);
     for (const auto& w : imported.warnings) std::fprintf(stderr, "ccbench import: warning: %s\n", w.c_str());
-    write_file_atomically(out, importer::imported_to_json(imported.file).dump(1) + "\n");
+    write_file_atomically(out, importer::imported_text(imported.file));
     std::set<std::string> ops;
     for (const auto& r : imported.file.results) ops.insert(r.op);
     std::fprintf(stderr, "ccbench import: wrote %zu rows (%s, %d ranks) to %s\n", imported.file.results.size(),

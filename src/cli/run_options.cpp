@@ -1,7 +1,5 @@
 #include "cli/run_options.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -12,53 +10,11 @@
 
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "sweep/config_file.hpp"
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
-
-// The YAML file becomes "--key=value" tokens placed before the command line's own, and every
-// option takes the last value given, so flags win without a second merge step.
-std::vector<std::string> config_tokens(const std::string& path, const std::set<std::string>& known) {
-  if (!std::filesystem::is_regular_file(path)) throw UsageError("--config " + path + ": no such file");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
-  if (root.IsNull()) return {};
-  if (!root.IsMap()) throw UsageError(path + ": a sweep config must be a mapping of option names to values");
-  std::vector<std::string> tokens;
-  for (const auto& entry : root) {
-    std::string key = entry.first.as<std::string>();
-    const int line = entry.first.Mark().line + 1;
-    std::ranges::replace(key, '_', '-');
-    if (key == "config") throw UsageError(path + ":" + std::to_string(line) + ": 'config' cannot nest");
-    if (!known.contains(key)) {
-      throw UsageError(path + ":" + std::to_string(line) + ": unknown key '" + entry.first.as<std::string>() +
-                       "' (keys are the long flags of `ccbench run`, e.g. max_bytes, iters, ops)");
-    }
-    std::string value;
-    if (entry.second.IsSequence()) {
-      std::vector<std::string> items;
-      for (const auto& item : entry.second) items.push_back(item.as<std::string>());
-      value = join(items, ",");
-    } else if (entry.second.IsScalar()) {
-      value = entry.second.as<std::string>();
-    } else {
-      throw UsageError(path + ":" + std::to_string(line) + ": '" + key + "' must be a value or a list");
-    }
-    tokens.push_back("--" + key + "=" + value);
-  }
-  return tokens;
-}
 
 template <typename T>
 T parse_enum(const std::string& flag, const std::string& text, std::optional<T> (*parser)(std::string_view),
@@ -106,7 +62,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     if (arg == "--config" && i + 1 < argc) config_path = argv[i + 1];
     if (arg.rfind("--config=", 0) == 0) config_path = arg.substr(9);
   }
-  if (!config_path.empty()) args = config_tokens(config_path, known);
+  if (!config_path.empty()) args = config_file_tokens(config_path, known);
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
 

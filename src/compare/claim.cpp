@@ -9,7 +9,9 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/numbers.hpp"
+#include "core/yaml_checks.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 
@@ -91,7 +93,7 @@ Requirements requirements(const std::filesystem::path& path, const YAML::Node& n
   if (!node.IsMap()) fail(path, node, fmt::format("{}: must be a map of requirements", key));
   Requirements out;
   for (const auto& item : node) {
-    const auto k = item.first.as<std::string>();
+    const auto k = scalar(path, item.first, key + " key");
     if (!kKnown.contains(k)) {
       fail(path, item.first,
            fmt::format("{}: unknown requirement '{}' (known: efa_generation, instance_type, fabric_path, provider, "
@@ -106,21 +108,23 @@ Requirements requirements(const std::filesystem::path& path, const YAML::Node& n
 }  // namespace
 
 Claim load_claim_file(const std::filesystem::path& path) {
+  // read_input_file refuses a FIFO (it would block), a folder, a device, a symlink loop.
+  const std::string text = read_input_file(path);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path.string());
-  } catch (const YAML::BadFile&) {
-    throw ParseError(fmt::format("{}: cannot open claim file", path.string()));
-  } catch (const YAML::ParserException& e) {
-    throw ParseError(fmt::format("{}:{}: malformed YAML ({})", path.string(), e.mark.line + 1, e.msg));
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ParseError(
+        fmt::format("{}:{}: malformed YAML ({})", path.string(), e.mark.line + 1, yaml_checks::describe(e)));
   }
+  yaml_checks::check_document(path.string(), text, root);
   if (!root.IsMap()) throw ParseError(fmt::format("{}: a claim file must be a YAML map", path.string()));
   Claim c;
   c.file = path.string();
   bool have_expected = false;
   try {
     for (const auto& item : root) {
-      const auto key = item.first.as<std::string>();
+      const auto key = scalar(path, item.first, "a key");
       const YAML::Node& v = item.second;
       if (key == "statement") {
         c.statement = scalar(path, v, key);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <charconv>
 #include <cmath>
 #include <exception>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace ccbench::compare {
 namespace fs = std::filesystem;
@@ -23,10 +25,14 @@ std::vector<fs::path> expand_input(const fs::path& input) {
   if (!fs::is_directory(input, ec)) throw ParseError(fmt::format("{}: no such file or folder", input.string()));
   std::vector<fs::path> found;
   for (const auto& entry : fs::directory_iterator(input, ec)) {
-    if (!entry.is_regular_file()) continue;
     const auto ext = entry.path().extension();
     if (ext != ".json" && ext != ".jsonl") continue;
     if (entry.path().filename().string().starts_with(".")) continue;  // temporaries of atomic writes
+    // One bad entry (a symlink loop, a dangling link, a FIFO named *.json) does not fail the folder.
+    if (const std::string why = not_regular_file_reason(entry.path()); !why.empty()) {
+      std::fprintf(stderr, "ccbench: warning: %s: %s; skipped\n", entry.path().c_str(), why.c_str());
+      continue;
+    }
     if (ext == ".jsonl") {
       auto sibling = entry.path();
       sibling.replace_extension(".json");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -20,8 +21,10 @@ std::string to_text(const json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
   if (v.is_number()) {
     const double d = v.get<double>();
-    return d == static_cast<double>(static_cast<long long>(d)) ? std::to_string(static_cast<long long>(d))
-                                                               : fmt::format("{}", d);
+    // Only a whole number inside long long's range is printed as an integer (a cast of 1e300 or
+    // NaN to an integer is undefined behaviour).
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9.2e18) return std::to_string(static_cast<long long>(d));
+    return fmt::format("{}", d);
   }
   return v.dump();
 }

@@ -9,6 +9,7 @@
 
 #include "compare/bootstrap.hpp"
 #include "compare/statistics.hpp"
+#include "core/host_load_note.hpp"
 #include "core/sampling.hpp"
 
 namespace ccbench::compare {
@@ -96,6 +97,10 @@ void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool ba
   for (const auto& f : side.files) {
     if (f.run.status != "complete") {
       w.push_back(fmt::format("{} run {} is marked {}: its results may be partial", side.name, f.source, f.run.status));
+    }
+    if (const auto busy = busy_host_note(f.system)) {
+      w.push_back(fmt::format("{} run {}: {}: its times may reflect the other work, not the network", side.name,
+                              f.source, *busy));
     }
   }
   if (trials < min_trials && !rows.empty()) {

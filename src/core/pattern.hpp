@@ -28,6 +28,13 @@ struct Params {
   int root = 0;
 };
 
+// The pattern repeats every kPeriod elements, so a host check compares against a table of one period
+// at memory speed instead of hashing every element (and every rank's input, for reductions): see
+// core/pattern_check.hpp. kPeriod is prime: no power-of-two count is a multiple of it, so a block
+// that lands at another rank's offset (rank x count) still differs; only a displacement by a
+// multiple of kPeriod elements inside one block would go unseen.
+inline constexpr std::uint64_t kPeriod = 65521;
+
 // A cheap 32-bit mix: one multiply-xorshift round is enough to make neighbouring elements and
 // ranks differ, which is what catches misplaced blocks; statistical quality is not needed.
 CCBENCH_HD std::uint32_t mix(std::uint32_t seed, std::uint32_t rank, std::uint64_t index) {
@@ -47,11 +54,13 @@ CCBENCH_HD std::uint32_t below(std::uint32_t h, std::uint32_t n) {
 
 // The rank that owns `index` for prod and avg (it contributes the only non-neutral value).
 CCBENCH_HD int owner_rank(const Params& p, std::uint64_t index) {
+  index %= kPeriod;
   return static_cast<int>(below(mix(p.seed, 0xFFFFu, index), static_cast<std::uint32_t>(p.nranks)));
 }
 
 // Plain data for ops without a reduction (and for min/max): integers in [-4, 4], or [0, 8] unsigned.
 CCBENCH_HD std::int64_t data_value(const Params& p, int rank, std::uint64_t index) {
+  index %= kPeriod;
   const std::int64_t v = below(mix(p.seed, static_cast<std::uint32_t>(rank), index), 9u);
   return p.is_signed ? v - 4 : v;
 }
@@ -63,6 +72,7 @@ CCBENCH_HD std::int64_t sum_span(const Params& p) {
 
 // Input of `rank` at logical position `index` for a reduction with p.redop.
 CCBENCH_HD std::int64_t reduce_input(const Params& p, int rank, std::uint64_t index) {
+  index %= kPeriod;
   const std::uint32_t h = mix(p.seed, static_cast<std::uint32_t>(rank), index);
   switch (p.redop) {
     case RedOp::sum: {

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/utf8.hpp"
 
 namespace ccbench {
 namespace {
@@ -100,7 +102,7 @@ json to_json(const ResultFile& file) {
   if (file.run.peak_rss_bytes != 0) run["peak_rss_bytes"] = file.run.peak_rss_bytes;
   json results = json::array();
   for (const auto& row : file.results) results.push_back(to_json(row));
-  return {
+  json out = {
       {"schema_version", file.schema_version},
       {"tool", file.tool},
       {"run", run},
@@ -111,6 +113,10 @@ json to_json(const ResultFile& file) {
       {"config", file.config},
       {"results", results},
   };
+  // Bytes that are not UTF-8 (an environment variable, a label, a path) cannot go into JSON as they
+  // are: they are written as \xNN and the run says which fields were escaped.
+  if (auto escaped = escape_invalid_utf8(out); !escaped.empty()) out["run"]["non_utf8_escaped"] = std::move(escaped);
+  return out;
 }
 
 ResultRow row_from_json(const json& j, const std::string& where, const std::string& path) {
@@ -219,18 +225,24 @@ ResultFile file_from_json(const json& j, const std::string& where) {
 namespace {
 
 std::vector<ResultRow> load_jsonl_rows(const std::filesystem::path& path, bool tolerate_torn_tail) {
-  std::ifstream in(path);
-  if (!in) throw ParseError(path.string() + ": cannot open");
+  LineReader lines(path);
   std::vector<ResultRow> rows;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_no = lines.line_number();
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       // A kill can tear the last line mid-write; everything before it is intact.
-      if (tolerate_torn_tail && in.peek() == std::char_traits<char>::eof()) break;
+      std::string_view more;
+      bool last = true;
+      while (lines.next(more)) {
+        if (more.find_first_not_of(" \t\r") != std::string_view::npos) {
+          last = false;
+          break;
+        }
+      }
+      if (tolerate_torn_tail && last) break;
       throw ParseError(path.string() + ":" + std::to_string(line_no) + ": malformed JSON line");
     }
     rows.push_back(row_from_json(j, path.string() + ":" + std::to_string(line_no), ""));
@@ -242,7 +254,7 @@ std::vector<ResultRow> load_jsonl_rows(const std::filesystem::path& path, bool t
 
 ResultFile load_result_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw ParseError(path.string() + ": no such file");
+  require_regular_file(path);
   if (path.extension() == ".jsonl") {
     ResultFile file;
     file.source = path.string();
@@ -250,15 +262,13 @@ ResultFile load_result_file(const std::filesystem::path& path) {
     file.results = load_jsonl_rows(path, true);
     return file;
   }
-  std::ifstream in(path);
-  if (!in) throw ParseError(path.string() + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_input_file(path);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ParseError(path.string() + ": empty file");
   json j;
   try {
     j = json::parse(text);
+  } catch (const json::out_of_range& e) {  // a number beyond double's range, e.g. 1e999
+    throw ParseError(path.string() + ": malformed JSON (" + e.what() + ")");
   } catch (const json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into a line number a person can open.
     const std::size_t offset = std::min<std::size_t>(e.byte, text.size());
@@ -283,7 +293,61 @@ std::filesystem::path jsonl_path_for(const std::filesystem::path& json_path) {
   return std::filesystem::path(p.string() + ".jsonl");
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable) {
+namespace {
+
+// Writes `text` to an existing target that is not a regular file (a character device such as
+// /dev/null or a terminal, a FIFO, /dev/stdout): a rename would replace the device node or the link
+// with a plain file, so the bytes go straight to it.
+void write_directly(const std::filesystem::path& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENXIO) throw std::system_error(err, std::generic_category(), path.string() + ": a FIFO with no reader");
+    throw std::system_error(err, std::generic_category(), "cannot open " + path.string());
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // block on a full pipe rather than fail
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::system_error(err, std::generic_category(), "cannot write " + path.string());
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+}
+
+// The file a chain of symlinks ends at (which may not exist yet: a dangling link names the file
+// to create). Relative link targets are relative to the link's folder.
+std::filesystem::path final_link_target(std::filesystem::path path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    const std::filesystem::path target = std::filesystem::read_symlink(path);
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  throw std::system_error(ELOOP, std::generic_category(), "cannot write " + path.string());
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& requested, const std::string& text, bool durable) {
+  std::filesystem::path path = requested;
+  struct stat st {};
+  if (::stat(requested.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      throw std::system_error(EISDIR, std::generic_category(), "cannot write " + requested.string());
+    }
+    if (!S_ISREG(st.st_mode)) {
+      write_directly(requested, text);
+      return;
+    }
+  }
+  // A symlink is kept and its target replaced (atomically, in the target's folder).
+  path = final_link_target(requested);
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());

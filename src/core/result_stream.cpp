@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <system_error>
 
+#include "core/utf8.hpp"
+
 namespace ccbench {
 
 ResultStream::ResultStream(const std::filesystem::path& path) : path_(path) {
@@ -16,7 +18,9 @@ ResultStream::~ResultStream() {
 
 void ResultStream::append(const ResultRow& row) {
   if (file_ == nullptr) return;
-  const std::string line = to_json(row).dump() + "\n";
+  nlohmann::json j = to_json(row);
+  escape_invalid_utf8(j);  // the header lists what was escaped; a row only carries imported text
+  const std::string line = j.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), file_);
   // Flushed to the kernel per line: a crash of this process (or mpirun killing it) keeps the line.
   std::fflush(file_);

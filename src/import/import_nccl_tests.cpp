@@ -8,10 +8,11 @@
 #include <regex>
 #include <set>
 
-#include "import/import.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/types.hpp"
+#include "import/import.hpp"
 
 namespace ccbench::importer {
 namespace {
@@ -99,19 +100,40 @@ struct TrialCounter {
   int next(const ResultRow& r) { return seen[{r.op, r.dtype, r.redop, r.in_place, r.bytes}]++; }
 };
 
-void check_busbw(const ResultRow& row, double reported, const std::string& where, std::vector<std::string>& warnings,
-                 bool& warned) {
+// The log's own algbw and busbw are kept (recomputing them from the log's rounded time gave 27.17
+// where nccl-tests printed 27.16); ours from the time only checks the rank count and op.
+void keep_logged_bandwidth(ResultRow& row, std::optional<double> alg, std::optional<double> bus,
+                           const std::string& where, std::vector<std::string>& warnings, bool& warned) {
+  const auto parsed = parse_op(row.op);
+  const double ours = row.algbw_gbps * (parsed ? bus_factor(*parsed, row.ranks) : 1.0);
+  row.busbw_gbps = ours;
+  if (alg && std::isfinite(*alg) && *alg >= 0) row.algbw_gbps = *alg;
+  if (!bus || !std::isfinite(*bus) || *bus < 0) return;
+  row.busbw_gbps = *bus;
   // The log rounds to two decimals; beyond that, a mismatch means a wrong rank count or op.
-  if (warned || !(reported > 0.05)) return;
-  if (std::abs(row.busbw_gbps - reported) > 0.02 * reported + 0.01) {
+  if (warned || !(*bus > 0.05)) return;
+  if (std::abs(ours - *bus) > 0.02 * *bus + 0.01) {
     warnings.push_back(fmt::format(
         "{}: busbw from the time ({:.2f} GB/s with {} ranks) differs from the logged {:.2f} GB/s: check --ranks/--op",
-        where, row.busbw_gbps, row.ranks, reported));
+        where, ours, row.ranks, *bus));
     warned = true;
   }
 }
 
-Imported import_text(const std::filesystem::path& path, const std::string& text, const ImportOptions& o) {
+[[noreturn]] void line_fail(const std::string& file, std::size_t line_no, const std::string& what) {
+  throw ParseError(fmt::format("{}:{}: {}", file, line_no, what));
+}
+
+// A small count from the log's header ("nThread 1", "iters: 20", "nccl-library=22602").
+int header_count(const std::string& token, const char* name, const std::string& file, std::size_t line_no) {
+  const auto v = parse_whole(token, 1000000000);
+  if (!v) line_fail(file, line_no, fmt::format("{} '{}' is not a whole number up to 10^9", name, token));
+  return static_cast<int>(*v);
+}
+
+// The text log, streamed: memory stays bounded by one line plus the rows (a 10 MB log held the text,
+// a vector of its lines and each line again).
+Imported import_text(const std::filesystem::path& path, LineReader& reader, const ImportOptions& o) {
   Imported out;
   out.file = skeleton("nccl-tests", path, o);
   ResultFile& f = out.file;
@@ -122,10 +144,13 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
   std::vector<std::string> host_order;
   std::optional<Columns> cols;
   TrialCounter trials;
-  bool warned = false;
+  bool warned = false, non_utf8 = false;
   std::set<std::string> ops_seen, dtypes, redops;
-  std::vector<std::pair<ResultRow, double>> pending;  // rows wait for the rank count
-  std::vector<int> pending_lines;
+  struct Logged {  // per row in f.results, until the rank count is known
+    std::optional<double> alg, bus;
+    std::size_t line;
+  };
+  std::vector<Logged> logged;
   static const std::regex kRank(
       R"(^#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.*)$)");
   static const std::regex kParams(R"(nThread\s+(\d+)\s+nGpus\s+(\d+).*warmup iters:\s*(\d+)\s+iters:\s*(\d+))");
@@ -133,35 +158,41 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
   static const std::regex kStart(R"(^#\s*Collective test starting:\s*(\S+))");
   static const std::regex kVersion(R"(nccl-library=(\d+))");
   static const std::regex kNcclInfoVersion(R"(NCCL INFO NCCL version ([0-9.]+))");
-  const auto lines = split_lines(text);
-  for (std::size_t ln = 0; ln < lines.size(); ++ln) {
-    const std::string line = strip_launcher_prefix(lines[ln]);
-    const int line_no = static_cast<int>(ln + 1);
+  std::string_view raw;
+  std::string line;
+  while (reader.next(raw)) {
+    const std::size_t line_no = reader.line_number();
+    note_non_utf8(raw, file, line_no, out.warnings, non_utf8);
+    line = strip_launcher_prefix(std::string(raw));
     std::smatch m;
-    if (std::regex_search(line, m, kNcclInfoVersion)) f.software["nccl"] = m[1].str();
+    // Each regex runs only on lines that hold its literal: regexes on every line dominated.
+    if (line.find("NCCL version") != std::string::npos && std::regex_search(line, m, kNcclInfoVersion)) {
+      f.software["nccl"] = m[1].str();
+    }
     if (line.find("NET/OFI Selected provider is efa") != std::string::npos) f.fabric["provider"] = "efa";
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
     if (line[first] == '#') {
-      if (std::regex_search(line, m, kRank)) {
+      if (line.find("Rank") != std::string::npos && std::regex_search(line, m, kRank)) {
         ++rank_lines;
         const std::string host = m[2].str();
         if (!host_gpus.contains(host)) host_order.push_back(host);
         host_gpus[host].push_back(m[4].str());
-      } else if (std::regex_search(line, m, kParams)) {
-        f.config["nthreads"] = std::stoi(m[1].str());
-        f.config["ngpus"] = std::stoi(m[2].str());
-        f.config["warmup"] = std::stoi(m[3].str());
-        f.config["iters"] = std::stoi(m[4].str());
-        if (std::regex_search(line, m, kValidation)) f.config["check"] = std::stoi(m[1].str());
-      } else if (std::regex_search(line, m, kStart)) {
+      } else if (line.find("nThread") != std::string::npos && std::regex_search(line, m, kParams)) {
+        f.config["nthreads"] = header_count(m[1].str(), "nThread", file, line_no);
+        f.config["ngpus"] = header_count(m[2].str(), "nGpus", file, line_no);
+        f.config["warmup"] = header_count(m[3].str(), "warmup iters", file, line_no);
+        f.config["iters"] = header_count(m[4].str(), "iters", file, line_no);
+        if (std::regex_search(line, m, kValidation)) {
+          f.config["check"] = header_count(m[1].str(), "validation", file, line_no);
+        }
+      } else if (line.find("Collective test starting") != std::string::npos && std::regex_search(line, m, kStart)) {
         if (!o.op) {
           op = op_from_tool_name(m[1].str());
-          if (op.empty())
-            throw ParseError(fmt::format("{}:{}: unsupported nccl-tests binary '{}'", file, line_no, m[1].str()));
+          if (op.empty()) line_fail(file, line_no, fmt::format("unsupported nccl-tests binary '{}'", m[1].str()));
         }
-      } else if (std::regex_search(line, m, kVersion)) {
-        f.software["nccl"] = nccl_version_from_code(std::stol(m[1].str()));
+      } else if (line.find("nccl-library=") != std::string::npos && std::regex_search(line, m, kVersion)) {
+        f.software["nccl"] = nccl_version_from_code(header_count(m[1].str(), "nccl-library", file, line_no));
       } else if (auto c = columns_from_header(header_tokens(line))) {
         cols = c;
       }
@@ -171,55 +202,62 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
     const auto toks = split_ws(line);
     if (toks.empty() || !number(toks[0]) || !cols) continue;
     if (toks.size() < cols->min_tokens) {
-      throw ParseError(fmt::format("{}:{}: truncated table row ({} columns, expected {})", file, line_no, toks.size(),
-                                   cols->min_tokens));
+      line_fail(file, line_no,
+                fmt::format("truncated table row ({} columns, expected {})", toks.size(), cols->min_tokens));
     }
     if (op.empty()) {
       op = op_from_tool_name(path.filename().string());
       if (op.empty()) {
-        throw ParseError(fmt::format(
-            "{}:{}: cannot tell which collective this log measured (no '# Collective test starting' line): pass --op",
-            file, line_no));
+        line_fail(file, line_no,
+                  "cannot tell which collective this log measured (no '# Collective test starting' line): pass --op");
       }
     }
-    const auto size = number(toks[cols->size]);
-    const auto count = number(toks[cols->count]);
-    if (!size || !count || *size <= 0 || *count < 0) {
-      throw ParseError(fmt::format("{}:{}: size and count must be non-negative integers", file, line_no));
+    const auto size = parse_whole(toks[cols->size], kMaxImportBytes);
+    const auto count = parse_whole(toks[cols->count], kMaxImportBytes);
+    if (!size || *size == 0) {
+      line_fail(file, line_no,
+                fmt::format("size '{}' must be a whole number of bytes from 1 to 2^50", toks[cols->size]));
+    }
+    if (!count) {
+      line_fail(file, line_no, fmt::format("count '{}' must be a whole number up to 2^50", toks[cols->count]));
     }
     const std::string dtype = canonical_dtype(toks[cols->type]);
     const std::string redop = toks[cols->redop];
+    int root = -1;
+    if (cols->root && toks[*cols->root] != "-1") {
+      const auto r = parse_whole(toks[*cols->root], 1 << 24);
+      if (!r) line_fail(file, line_no, fmt::format("root '{}' must be -1 or a rank", toks[*cols->root]));
+      root = static_cast<int>(*r);
+    }
     for (std::size_t g = 0; g < cols->groups.size(); ++g) {
       const auto& grp = cols->groups[g];
       const std::string& ttok = toks[grp.time];
       if (ttok == "N/A") continue;  // nccl-tests leaves a half empty in some modes
       const auto t = number(ttok);
       if (!t || !std::isfinite(*t) || *t <= 0) {
-        throw ParseError(
-            fmt::format("{}:{}: time '{}' must be a positive number of microseconds", file, line_no, ttok));
+        line_fail(file, line_no, fmt::format("time '{}' must be a positive number of microseconds", ttok));
       }
-      ResultRow row = summary_row(op, dtype, redop, g == 1, static_cast<std::uint64_t>(*size),
-                                  static_cast<std::uint64_t>(*count), 0, 0, *t);
+      ResultRow row = summary_row(op, dtype, redop, g == 1, *size, *count, 0, 0, *t);
       row.backend = "nccl";
-      if (cols->root) {
-        if (auto r = number(toks[*cols->root])) row.root = static_cast<int>(*r);
-      }
-      if (grp.wrong) {
-        if (auto w = number(toks[*grp.wrong]); w && *w > 0) row.wrong = static_cast<std::uint64_t>(*w);
+      if (cols->root) row.root = root;
+      if (grp.wrong && toks[*grp.wrong] != "N/A") {
+        const auto w = parse_whole(toks[*grp.wrong], std::uint64_t{1} << 62);
+        if (!w) line_fail(file, line_no, fmt::format("#wrong '{}' must be a whole number", toks[*grp.wrong]));
+        row.wrong = *w;
       }
       row.trial = trials.next(row);
       const auto bus = number(toks[grp.busbw]);
       const auto alg = number(toks[grp.algbw]);
-      if (alg) row.extra["reported_algbw_gbps"] = *alg;
-      if (bus) row.extra["reported_busbw_gbps"] = *bus;
+      if (alg && std::isfinite(*alg)) row.extra["reported_algbw_gbps"] = *alg;
+      if (bus && std::isfinite(*bus)) row.extra["reported_busbw_gbps"] = *bus;
       ops_seen.insert(op);
       dtypes.insert(dtype);
       redops.insert(redop);
-      pending.emplace_back(std::move(row), bus.value_or(0.0));
-      pending_lines.push_back(line_no);
+      f.results.push_back(std::move(row));
+      logged.push_back({alg, bus, line_no});
     }
   }
-  if (pending.empty()) {
+  if (f.results.empty()) {
     throw ParseError(fmt::format("{}: no nccl-tests result rows found (is this a nccl-tests log?)", file));
   }
   const int ranks = o.ranks.value_or(rank_lines);
@@ -227,13 +265,10 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
     throw ParseError(
         fmt::format("{}: the log lists no '#  Rank' lines, so the rank count is unknown: pass --ranks", file));
   }
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    auto& [row, reported] = pending[i];
-    row.ranks = ranks;
-    const auto parsed = parse_op(row.op);
-    row.busbw_gbps = row.algbw_gbps * (parsed ? bus_factor(*parsed, ranks) : 1.0);
-    check_busbw(row, reported, fmt::format("{}:{}", file, pending_lines[i]), out.warnings, warned);
-    f.results.push_back(std::move(row));
+  for (std::size_t i = 0; i < f.results.size(); ++i) {
+    f.results[i].ranks = ranks;
+    keep_logged_bandwidth(f.results[i], logged[i].alg, logged[i].bus, fmt::format("{}:{}", file, logged[i].line),
+                          out.warnings, warned);
   }
   f.system["ranks"] = ranks;
   if (host_order.empty() && o.nodes && ranks % *o.nodes == 0) f.system["ranks_per_node"] = ranks / *o.nodes;
@@ -275,6 +310,8 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
   json j;
   try {
     j = json::parse(text);
+  } catch (const json::out_of_range& e) {  // a number beyond double, e.g. 1e999
+    throw ParseError(fmt::format("{}: malformed JSON ({})", file, e.what()));
   } catch (const json::parse_error& e) {
     const std::size_t offset = std::min<std::size_t>(e.byte, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
@@ -310,12 +347,16 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
     std::map<std::string, json> hosts;
     for (const auto& d : *devices) {
       if (!d.is_object()) continue;
-      const std::string h = d.value("hostname", std::string("?"));
+      const std::string h =
+          d.contains("hostname") && d["hostname"].is_string() ? d["hostname"].get<std::string>() : "?";
       if (!hosts.contains(h)) {
         order.push_back(h);
         hosts[h] = {{"hostname", h}, {"gpus", json::array()}};
       }
-      hosts[h]["gpus"].push_back({{"index", d.value("device", 0)}, {"name", d.value("device_info", std::string())}});
+      const json index = d.contains("device") && d["device"].is_number_integer() ? d["device"] : json(nullptr);
+      const std::string info =
+          d.contains("device_info") && d["device_info"].is_string() ? d["device_info"].get<std::string>() : "";
+      hosts[h]["gpus"].push_back({{"index", index}, {"name", info}});
     }
     json list = json::array();
     for (const auto& h : order) list.push_back(hosts[h]);
@@ -336,19 +377,35 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
     const std::string p = fmt::format("/results/{}", i);
     const json& r = results[i];
     if (!r.is_object()) jfail(file, p, "must be an object");
-    if (!r.contains("size") || !r["size"].is_number_unsigned()) jfail(file, p + "/size", "missing or not a byte count");
+    if (!r.contains("size") || !r["size"].is_number_unsigned() || r["size"].get<std::uint64_t>() == 0 ||
+        r["size"].get<std::uint64_t>() > kMaxImportBytes) {
+      jfail(file, p + "/size", "missing or not a byte count from 1 to 2^50");
+    }
     const auto bytes = r["size"].get<std::uint64_t>();
-    const auto count = r.contains("count") && r["count"].is_number_unsigned() ? r["count"].get<std::uint64_t>() : 0;
-    const std::string dtype = canonical_dtype(r.value("type", std::string("float")));
-    const std::string redop = r.value("redop", std::string("none"));
+    std::uint64_t count = 0;
+    if (r.contains("count")) {
+      if (!r["count"].is_number_unsigned() || r["count"].get<std::uint64_t>() > kMaxImportBytes) {
+        jfail(file, p + "/count", "must be a whole number up to 2^50");
+      }
+      count = r["count"].get<std::uint64_t>();
+    }
+    auto text_field = [&](const char* key, const char* fallback) {
+      if (!r.contains(key)) return std::string(fallback);
+      if (!r[key].is_string()) jfail(file, p + "/" + key, "must be a string");
+      return r[key].get<std::string>();
+    };
+    const std::string dtype = canonical_dtype(text_field("type", "float"));
+    const std::string redop = text_field("redop", "none");
     int root = -1;
-    if (r.contains("root")) {
+    if (r.contains("root") && !r["root"].is_null()) {
       const json& rt = r["root"];
-      if (rt.is_number_integer()) root = rt.get<int>();
-      if (rt.is_string()) {
-        if (auto v = number(split_ws(rt.get<std::string>()).empty() ? "" : split_ws(rt.get<std::string>())[0])) {
-          root = static_cast<int>(*v);
-        }
+      std::string tok;
+      if (rt.is_number_integer()) tok = rt.dump();
+      if (rt.is_string() && !split_ws(rt.get<std::string>()).empty()) tok = split_ws(rt.get<std::string>())[0];
+      if (const auto v = parse_whole(tok, 1 << 24)) {
+        root = static_cast<int>(*v);
+      } else if (tok != "-1") {
+        jfail(file, p + "/root", "must be -1 or a rank");
       }
     }
     for (const auto& [key, in_place] : {std::pair{"out_of_place", false}, std::pair{"in_place", true}}) {
@@ -362,8 +419,11 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
       ResultRow row = summary_row(op, dtype, redop, in_place, bytes, count, ranks, 0, t);
       row.backend = "nccl";
       row.root = root;
-      if (g.contains("nwrong") && g["nwrong"].is_number() && g["nwrong"].get<double>() > 0) {
-        row.wrong = static_cast<std::uint64_t>(g["nwrong"].get<double>());
+      if (g.contains("nwrong") && !g["nwrong"].is_null()) {
+        const json& w = g["nwrong"];
+        const double d = w.is_number() ? w.get<double>() : -1.0;
+        if (!(d >= 0 && d <= 4.6e18 && std::trunc(d) == d)) jfail(file, gp + "/nwrong", "must be a whole number");
+        row.wrong = w.is_number_unsigned() ? w.get<std::uint64_t>() : static_cast<std::uint64_t>(d);
       }
       const std::string per_iter = std::string(key) + "_per_iter";
       if (r.contains(per_iter) && r[per_iter].is_object() && r[per_iter].contains("times_us") &&
@@ -378,13 +438,16 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
         raw_samples = true;
       }
       row.trial = trials.next(row);
-      if (g.contains("alg_bw") && g["alg_bw"].is_number()) row.extra["reported_algbw_gbps"] = g["alg_bw"];
-      double reported = 0;
-      if (g.contains("bus_bw") && g["bus_bw"].is_number()) {
-        reported = g["bus_bw"].get<double>();
-        row.extra["reported_busbw_gbps"] = reported;
+      std::optional<double> alg, bus;
+      if (g.contains("alg_bw") && g["alg_bw"].is_number()) {
+        alg = g["alg_bw"].get<double>();
+        row.extra["reported_algbw_gbps"] = *alg;
       }
-      check_busbw(row, reported, file + ": " + gp, out.warnings, warned);
+      if (g.contains("bus_bw") && g["bus_bw"].is_number()) {
+        bus = g["bus_bw"].get<double>();
+        row.extra["reported_busbw_gbps"] = *bus;
+      }
+      keep_logged_bandwidth(row, alg, bus, file + ": " + gp, out.warnings, warned);
       dtypes.insert(dtype);
       redops.insert(redop);
       f.results.push_back(std::move(row));
@@ -406,11 +469,22 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
 }  // namespace
 
 Imported import_nccl_tests(const std::filesystem::path& path, const ImportOptions& options) {
-  const std::string text = read_text(path);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw ParseError(path.string() + ": empty file");
-  if (text[first] == '{') return import_json(path, text, options);
-  return import_text(path, text, options);
+  // nccl-tests -J writes one JSON object; a text log is streamed.
+  {
+    LineReader probe(path);
+    std::string_view line;
+    bool any = false;
+    while (probe.next(line)) {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string_view::npos) continue;
+      any = true;
+      if (line[first] == '{') return import_json(path, read_text(path), options);
+      break;
+    }
+    if (!any) throw ParseError(path.string() + ": empty file");
+  }
+  LineReader reader(path);
+  return import_text(path, reader, options);
 }
 
 }  // namespace ccbench::importer

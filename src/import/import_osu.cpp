@@ -10,9 +10,10 @@
 #include <map>
 #include <regex>
 
-#include "import/import.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/types.hpp"
+#include "import/import.hpp"
 
 namespace ccbench::importer {
 namespace {
@@ -40,8 +41,9 @@ std::string dtype_from_mpi(std::string t) {
 
 Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
   const std::string file = path.string();
-  const std::string text = read_text(path);
+  LineReader reader(path);  // streamed: memory bounded by one line plus the rows
   Imported out;
+  bool non_utf8 = false, any_line = false;
   out.file = skeleton("osu", path, o);
   ResultFile& f = out.file;
   std::string op = o.op.value_or("");
@@ -51,11 +53,12 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
   std::map<std::pair<std::string, std::uint64_t>, int> seen;
   static const std::regex kTitle(R"(^#\s*OSU\s+(.*?)\s+Latency Test(\s+v(\S+))?)");
   static const std::regex kDatatype(R"(^#\s*Datatype:\s*(\S+))");
-  const auto lines = split_lines(text);
-  if (lines.empty()) throw ParseError(file + ": empty file");
-  for (std::size_t ln = 0; ln < lines.size(); ++ln) {
-    const std::string line = strip_launcher_prefix(lines[ln]);
-    const int line_no = static_cast<int>(ln + 1);
+  std::string_view raw;
+  while (reader.next(raw)) {
+    any_line = true;
+    const std::size_t line_no = reader.line_number();
+    note_non_utf8(raw, file, line_no, out.warnings, non_utf8);
+    const std::string line = strip_launcher_prefix(std::string(raw));
     std::smatch m;
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
@@ -116,9 +119,14 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
     if (toks.size() < need) {
       throw ParseError(fmt::format("{}:{}: truncated row ({} columns, expected {})", file, line_no, toks.size(), need));
     }
-    const auto size = number(toks[0]);
-    if (!size || *size <= 0 || *size != std::floor(*size)) {
-      throw ParseError(fmt::format("{}:{}: size '{}' must be a positive integer", file, line_no, toks[0]));
+    const int ranks = *o.ranks;
+    const bool total_over_ranks = op == "allgather" || op == "alltoall";
+    // bytes = size x ranks for allgather/alltoall must stay in range too (2^63-1 wrapped to 0).
+    const auto size =
+        parse_whole(toks[0], total_over_ranks ? kMaxImportBytes / static_cast<std::uint64_t>(ranks) : kMaxImportBytes);
+    if (!size || *size == 0) {
+      throw ParseError(fmt::format("{}:{}: size '{}' must be a whole number of bytes from 1 to 2^50{}", file, line_no,
+                                   toks[0], total_over_ranks ? " (times the rank count)" : ""));
     }
     auto time_at = [&](std::size_t col) {
       const auto v = number(toks[col]);
@@ -129,11 +137,9 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
       return *v;
     };
     const double avg = time_at(*avg_col);
-    const int ranks = *o.ranks;
     // OSU's size is per rank (allgather: each rank's contribution; alltoall: each peer's block);
     // ccbench follows nccl-tests, whose bytes is the total S.
-    const auto per_rank = static_cast<std::uint64_t>(*size);
-    const bool total_over_ranks = op == "allgather" || op == "alltoall";
+    const std::uint64_t per_rank = *size;
     const std::uint64_t bytes = total_over_ranks ? per_rank * static_cast<std::uint64_t>(ranks) : per_rank;
     const auto dt = parse_dtype(dtype);
     const std::uint64_t elt = dt ? info(*dt).size_bytes : 1;
@@ -144,11 +150,16 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
     if (min_col) row.time_us.min = time_at(*min_col);
     if (max_col) row.time_us.max = time_at(*max_col);
     if (iter_col) {
-      if (auto it = number(toks[*iter_col])) row.extra["osu_iterations"] = static_cast<long long>(*it);
+      const auto it = parse_whole(toks[*iter_col], std::uint64_t{1} << 53);
+      if (!it) {
+        throw ParseError(fmt::format("{}:{}: iterations '{}' must be a whole number", file, line_no, toks[*iter_col]));
+      }
+      row.extra["osu_iterations"] = *it;
     }
     row.extra["osu_size"] = per_rank;
     f.results.push_back(std::move(row));
   }
+  if (!any_line) throw ParseError(file + ": empty file");
   if (f.results.empty()) throw ParseError(fmt::format("{}: no OSU result rows found (is this OSU output?)", file));
   f.system["ranks"] = *o.ranks;
   f.config["backend"] = "mpi";

@@ -14,6 +14,7 @@
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
+#include "core/host_load_note.hpp"
 #include "report/svg_chart.hpp"
 
 namespace ccbench::report {
@@ -318,6 +319,7 @@ std::string render_html(const ReportInput& input) {
         esc(meta(file, "system", "instance_type")), esc(meta(file, "system", "nodes")),
         esc(meta(file, "system", "ranks")), esc(meta(file, "config", "backend")), esc(meta(file, "fabric", "path")),
         esc(meta(file, "fabric", "generation")), esc(file.run.status), esc(file.source));
+    if (const auto busy = busy_host_note(file.system)) out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
   }
   out += "</ul>\n</header>\n";
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);

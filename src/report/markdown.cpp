@@ -11,6 +11,7 @@
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
+#include "core/host_load_note.hpp"
 
 namespace ccbench::report {
 
@@ -103,6 +104,9 @@ std::string render_markdown(const ReportInput& input) {
                        cell(meta(file, "software", "nccl")), cell(meta(file, "software", "mpi")), file.run.status);
   }
   out += "\n";
+  for (std::size_t f = 0; f < input.files.size(); ++f) {
+    if (const auto busy = busy_host_note(input.files[f].system)) out += "> ⚠ " + cell(labels[f] + ": " + *busy) + "\n\n";
+  }
   if (input.verdict) verdict_section(*input.verdict, out);
 
   // Per op and variant: one row per size, two columns (time, busbw) per run.

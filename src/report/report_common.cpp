@@ -268,6 +268,7 @@ std::string exact(double value) {
 
 std::string sig(double value, int digits) {
   if (std::isnan(value)) return "N/A";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";  // log10 of it cannot become an int
   if (value == 0) return "0";
   const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
   const int decimals = std::clamp(digits - 1 - magnitude, 0, 9);

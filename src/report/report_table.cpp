@@ -14,6 +14,7 @@
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
+#include "core/host_load_note.hpp"
 
 namespace ccbench::report {
 
@@ -27,6 +28,7 @@ std::string render_table(const ReportInput& input) {
         fmt::format("# instance {} | nodes {} | ranks {} | fabric {} {} | status {}\n",
                     meta(file, "system", "instance_type"), meta(file, "system", "nodes"), meta(file, "system", "ranks"),
                     meta(file, "fabric", "path"), meta(file, "fabric", "generation"), file.run.status);
+    if (const auto busy = busy_host_note(file.system)) out += "# " + *busy + "\n";
     // One table per (op, backend, dtype, redop) and trial, in the order the rows appear.
     using TableKey = std::tuple<std::string, std::string, std::string, std::string, int>;
     std::vector<TableKey> order;

@@ -13,6 +13,14 @@ namespace ccbench {
 ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_path)
     : file_(std::move(header)), path_(json_path) {
   file_.run.status = "incomplete";
+  {  // Values that were not UTF-8 are recorded escaped (core/result.cpp): say so once.
+    const nlohmann::json header_json = to_json(file_);
+    if (const auto it = header_json["run"].find("non_utf8_escaped"); it != header_json["run"].end()) {
+      std::string fields;
+      for (const auto& f : *it) fields += (fields.empty() ? "" : ", ") + f.get<std::string>();
+      std::fprintf(stderr, "ccbench: warning: not UTF-8, recorded with \\xNN escapes: %s\n", fields.c_str());
+    }
+  }
   if (path_.empty()) return;
   // Check everything now, write nothing: the file (and its .jsonl stream) are first written when
   // the first result arrives, so an error before it never replaces an existing file.
@@ -64,6 +72,18 @@ void ResultWriter::merge_software(const nlohmann::json& extra) {
   if (!extra.is_object()) return;
   std::lock_guard lock(mutex_);
   file_.software.update(extra);
+}
+
+void ResultWriter::merge_system(const nlohmann::json& extra) {
+  if (!extra.is_object()) return;
+  std::lock_guard lock(mutex_);
+  if (!file_.system.is_object()) file_.system = nlohmann::json::object();
+  file_.system.update(extra);
+}
+
+nlohmann::json ResultWriter::system() {
+  std::lock_guard lock(mutex_);
+  return file_.system;
 }
 
 std::size_t ResultWriter::result_count() {

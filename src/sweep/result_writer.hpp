@@ -31,6 +31,9 @@ class ResultWriter {
   void set_peak_rss_bytes(std::uint64_t bytes);
   // Adds what the backend learned by the end of the run (Backend::final_metadata) to "software".
   void merge_software(const nlohmann::json& extra);
+  // Adds keys under "system" (host_load at the end of a run).
+  void merge_system(const nlohmann::json& extra);
+  nlohmann::json system();
   std::size_t result_count();
   const std::filesystem::path& path() const { return path_; }
 

@@ -2,17 +2,20 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <limits>
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/host_load_note.hpp"
 #include "sweep/console_reporter.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/run_ending.hpp"
 #include "sweep/watchdog.hpp"
+#include "system/host_load.hpp"
 
 namespace ccbench {
 namespace {
@@ -151,6 +154,9 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
   try {
     if (hooks_.watch_allocate) watchdog.arm(Phase::setup);
     backend.allocate(plan.send_bytes, plan.recv_bytes);
+    // Was something else running on this host? Rank 0 samples its host before and after (docs/host-load.md).
+    system::HostLoadSnapshot load_at_start;
+    if (channel_.is_root()) load_at_start = system::sample_host_load();
     SweepTotals totals;
     if (channel_.is_root()) {
       std::unique_ptr<SweepObserver> console =
@@ -165,7 +171,13 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
     const double peak_rss = channel_.max_all(peak_rss_bytes());
     const nlohmann::json final_metadata = backend.final_metadata();  // collective
     watchdog.disarm();
-    if (channel_.is_root()) exit = finish(*writer, plan, totals, peak_rss, final_metadata);
+    if (channel_.is_root()) {
+      const system::HostLoadSnapshot load_at_end = system::sample_host_load();
+      const auto ours = system::own_processes(load_at_end, static_cast<int>(::getpid()));
+      writer->merge_system(
+          {{"host_load", system::host_load_json(load_at_start, load_at_end, ours, system::cores_of(ours))}});
+      exit = finish(*writer, plan, totals, peak_rss, final_metadata);
+    }
     exit = channel_.broadcast(exit);
   } catch (const PeerFailure& e) {
     end_run(hooks_.command, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer, peers,
@@ -194,6 +206,7 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
       "MiB)\n",
       totals.results, totals.ci_met, config_.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
       hooks_.wrong_unit.c_str(), peak_rss / 1048576.0, static_cast<double>(buffer_bytes_needed(plan)) / 1048576.0);
+  if (const auto busy = busy_host_note(writer.system())) std::printf("# %s\n", busy->c_str());
   if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
   if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), error->c_str());
   return exit;

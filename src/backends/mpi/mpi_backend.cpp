@@ -1,5 +1,7 @@
 #include "backends/mpi/mpi_backend.hpp"
 
+#include "core/pattern_check.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -129,9 +131,8 @@ void MpiBackend::fill(const CaseSpec& c, const pattern::Params& p) {
     for (std::uint64_t i = 0; i < recv_span; ++i) recv[i] = static_cast<T>(kPoison);
     if (c.op == Op::broadcast && c.rank != c.root) return 0;
     T* input = place.input_in_recv ? recv + place.input_offset : static_cast<T*>(send_.data);
-    for (std::uint64_t i = 0; i < place.input_elements; ++i) {
-      input[i] = static_cast<T>(pattern::input_value(c.op, p, c.rank, i));
-    }
+    pattern::fill_periodic(input, place.input_elements,
+                           [&](std::uint64_t i) { return pattern::input_value(c.op, p, c.rank, i); });
     return 0;
   });
 }
@@ -179,12 +180,11 @@ std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   return with_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* out = static_cast<const T*>(recv_.data) + place.output_offset;
-    std::uint64_t wrong = 0;
-    for (std::uint64_t i = 0; i < place.output_elements; ++i) {
-      const T expected = static_cast<T>(pattern::expected_value(c.op, p, c.rank, i, c.layout.count));
-      wrong += out[i] != expected ? 1 : 0;
-    }
-    return wrong;
+    // One period of expected values per block, then a compare at memory speed (was a hash per
+    // element and per rank: 0.19 GB/s).
+    return pattern::count_wrong_periodic(
+        out, place.output_elements, pattern::output_block(c.op, c.layout.count),
+        [&](std::uint64_t i) { return pattern::expected_value(c.op, p, c.rank, i, c.layout.count); });
   });
 }
 
