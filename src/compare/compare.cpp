@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 
-#include "compare/bootstrap.hpp"
 #include "compare/gate.hpp"
 #include "compare/load.hpp"
 #include "compare/statistics.hpp"
@@ -84,24 +83,15 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   r.p_value = mw.p_value;
   r.mw_exact = mw.exact;
   r.significant = mw.p_value < alpha;
-  if (by_trials) {
-    r.p_gate = welch_t_test(x, y).p_value;
-    r.gate_test = "welch_t";
-  } else {
-    r.p_gate = mw.p_value;
-    r.gate_test = "mann_whitney";
-  }
+  // The gate and the across-size statistics work on trials whatever --min-trials says: samples of one
+  // launch share its placement, so a test on pooled samples cries wolf (docs/compare.md).
+  const auto tb = logs(m.base.trial_medians), tc = logs(m.cand.trial_medians);
+  r.trial_shift = t_shift(tb, tc);
+  r.gate_test = !r.trial_shift ? "none" : (tb.size() >= 2 && tc.size() >= 2 ? "welch_t" : "pooled_t");
+  r.p_gate = r.trial_shift ? r.trial_shift->p_two_sided() : 1.0;
   r.ratio = r.ratio_raw * normalization;
   if (r.ci_raw) r.ci = Interval{r.ci_raw->first * normalization, r.ci_raw->second * normalization};
   return r;
-}
-
-std::optional<Interval> percentile_ci(std::vector<double> replicates, double confidence) {
-  if (replicates.empty()) return std::nullopt;
-  const double a = (1.0 - confidence) / 2.0;
-  const double lo = percentile_inplace(replicates, a);
-  const double hi = percentile_inplace(replicates, 1.0 - a);
-  return Interval{std::exp(lo), std::exp(hi)};
 }
 
 std::string list_keys(const std::vector<RowKey>& keys, std::size_t limit = 6) {
@@ -121,9 +111,9 @@ void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool ba
   }
   if (trials < min_trials && !rows.empty()) {
     w.push_back(fmt::format(
-        "{} has {} trial(s): trials are the independent unit; per-size tests fall back to pooled samples (which "
-        "ignore launch-to-launch variation) and a claim verdict needs at least {} trials per side (ccbench run "
-        "--trials {})",
+        "{} has {} trial(s): trials (launches) are the independent unit; the per-size intervals in the table come "
+        "from pooled samples and show the precision inside a launch, not across launches, and a claim verdict "
+        "needs at least {} trials per side (separate launches: scripts/launches.sh, or ccbench run --trials {})",
         side.name, trials, min_trials, min_trials));
   }
   std::vector<RowKey> few, summary, not_met, wrong;
@@ -192,8 +182,8 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   Matched m = match_sides(baseline, candidate, scope);
   c.only_in_baseline = m.only_in_baseline;
   c.only_in_candidate = m.only_in_candidate;
-  c.baseline = {baseline.inputs, baseline.files.size(), m.baseline_trials, std::nullopt};
-  c.candidate = {candidate.inputs, candidate.files.size(), m.candidate_trials, std::nullopt};
+  c.baseline = {baseline.inputs, baseline.files.size(), m.baseline_trials, std::nullopt, std::nullopt};
+  c.candidate = {candidate.inputs, candidate.files.size(), m.candidate_trials, std::nullopt, std::nullopt};
 
   // Comparability.
   const MetadataReport meta =
@@ -233,11 +223,10 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   }
   c.summary.sizes = c.rows.size();
 
-  // Across sizes: bootstrap over whole trials.
+  // Across sizes, on trials: the geomean from each trial's mean over sizes (a t interval), the max
+  // from simultaneous per-size t intervals (docs/compare.md "Method").
   if (!m.sizes.empty()) {
-    TrialTable table;
-    table.baseline_trials = m.baseline_trials;
-    table.candidate_trials = m.candidate_trials;
+    TrialLogs table;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (const auto& size : m.sizes) {
       std::vector<double> b(static_cast<std::size_t>(m.baseline_trials), nan);
@@ -248,63 +237,60 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
       for (std::size_t i = 0; i < size.cand.trial_ids.size(); ++i) {
         k[static_cast<std::size_t>(size.cand.trial_ids[i])] = std::log(size.cand.trial_medians[i]);
       }
-      table.baseline_log.push_back(std::move(b));
-      table.candidate_log.push_back(std::move(k));
+      table.baseline.push_back(std::move(b));
+      table.candidate.push_back(std::move(k));
     }
-    const bool resamplable = m.baseline_trials >= 2 && m.candidate_trials >= 2;
-    const TrialEstimates est = bootstrap_trials(table, resamplable ? o.resamples : 0, o.seed);
-    c.summary.geomean.ratio = std::exp(est.geomean_log);
-    c.summary.max.ratio = std::exp(est.max_log);
-    c.summary.max.at = m.sizes[est.argmax].key;
-    if (resamplable && o.resamples > 0) {
-      c.summary.ci_method = "bootstrap";
-      c.summary.geomean.ci95 = percentile_ci(est.geomean_replicates, 0.95);
-      c.summary.geomean.ci90 = percentile_ci(est.geomean_replicates, 0.90);
-      c.summary.max.ci95 = percentile_ci(est.max_replicates, 0.95);
-      c.summary.max.ci90 = percentile_ci(est.max_replicates, 0.90);
-      // Percentile-bootstrap p-value of "geomean ratio = 1", consistent with the interval.
-      std::size_t below = 0, above = 0;
-      for (double v : est.geomean_replicates) {
-        below += v <= 0.0 ? 1 : 0;
-        above += v >= 0.0 ? 1 : 0;
+    const GeomeanEstimate g = geomean_shift(table);
+    c.summary.geomean.ratio = std::exp(g.estimate);
+    c.summary.geomean.shift = g.shift;
+    // The max: the largest per-size trial-level estimate (biased upward by noise: the winner's curse,
+    // see docs/compare.md), with an interval that covers the largest true ratio.
+    std::vector<TShift> shifts;
+    std::size_t argmax = 0;
+    double best = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < c.rows.size(); ++i) {
+      const auto& row = c.rows[i];
+      const double est = row.trial_shift ? row.trial_shift->estimate : std::log(row.ratio_raw);
+      if (est > best) {
+        best = est;
+        argmax = i;
       }
-      const double r = static_cast<double>(est.geomean_replicates.size());
-      c.summary.geomean.p_value = std::min(1.0, 2.0 * (static_cast<double>(std::min(below, above)) + 1.0) / (r + 1.0));
+      if (row.trial_shift) shifts.push_back(*row.trial_shift);
+    }
+    c.summary.max.ratio = std::exp(best);
+    c.summary.max.at = c.rows[argmax].key;
+    auto exp_interval = [](std::pair<double, double> i) { return Interval{std::exp(i.first), std::exp(i.second)}; };
+    if (g.shift && shifts.size() == c.rows.size()) {
+      c.summary.ci_method = "t";
+      c.summary.geomean.ci95 = exp_interval(g.shift->interval(0.95));
+      c.summary.geomean.ci90 = exp_interval(g.shift->interval(0.90));
+      c.summary.geomean.p_value = g.shift->p_two_sided();
+      c.summary.max.ci95 = exp_interval(max_interval(shifts, 0.95));
+      c.summary.max.ci90 = exp_interval(max_interval(shifts, 0.90));
     } else {
-      // Fewer than 2 trials on a side: whole trials cannot be resampled. The geomean's interval then
-      // comes from the per-size intervals (normal approximation in log space, sizes independent);
-      // that ignores trial-to-trial variation, which a warning says.
-      const double z95 = normal_quantile(0.975), z90 = normal_quantile(0.95);
-      double var = 0, mean = 0;
-      bool all = true;
-      for (const auto& row : c.rows) {
-        if (!row.ci_raw) {
-          all = false;
-          break;
-        }
-        const double se = (std::log(row.ci_raw->second) - std::log(row.ci_raw->first)) / (2.0 * z95);
-        var += se * se;
-        mean += std::log(row.ratio_raw);
-      }
-      if (all && !c.rows.empty()) {
-        const double n = static_cast<double>(c.rows.size());
-        mean /= n;
-        const double se = std::sqrt(var) / n;
-        c.summary.ci_method = "per-size";
-        c.summary.geomean.ratio = std::exp(mean);
-        c.summary.geomean.ci95 = Interval{std::exp(mean - z95 * se), std::exp(mean + z95 * se)};
-        c.summary.geomean.ci90 = Interval{std::exp(mean - z90 * se), std::exp(mean + z90 * se)};
-        c.summary.geomean.p_value = se > 0 ? std::min(1.0, 2.0 * normal_sf(std::abs(mean) / se)) : 1.0;
-        const auto best = std::max_element(c.rows.begin(), c.rows.end(), [](const RowResult& a, const RowResult& b) {
-          return a.ratio_raw < b.ratio_raw;
-        });
-        c.summary.max.ratio = best->ratio_raw;
-        c.summary.max.at = best->key;
-        c.summary.max.ci95 = best->ci_raw;
-      }
       c.warnings.push_back(
-          "fewer than 2 trials on a side: the across-size CI cannot resample whole trials; it comes from the "
-          "per-size CIs (assuming independent sizes), or is unavailable where those are");
+          "one trial (launch) on each side: launch-to-launch variation cannot be estimated, so there is no "
+          "interval across sizes and no gate test; run separate launches (scripts/launches.sh) and compare the "
+          "folders");
+    }
+    // Drift: each side's trial values against launch order.
+    auto trend_of = [&](const std::vector<std::vector<double>>& side) -> std::optional<SideTrend> {
+      const auto dev = trial_deviations(side);
+      const auto t = linear_trend(dev);
+      if (!t) return std::nullopt;
+      return SideTrend{t->slope, t->p_value, t->n, t->p_value < o.alpha / 5.0};
+    };
+    c.baseline.trend = trend_of(table.baseline);
+    c.candidate.trend = trend_of(table.candidate);
+    for (const auto* side : {&c.baseline, &c.candidate}) {
+      if (side->trend && side->trend->detected) {
+        c.warnings.push_back(fmt::format(
+            "the {} drifts across its {} launches ({:+.2f}% time per launch, trend p {:.2g}): launches are not "
+            "exchangeable, so a difference between the sides may be the drift; interleave baseline and "
+            "candidate launches",
+            side == &c.baseline ? "baseline" : "candidate", side->trend->trials,
+            (std::exp(side->trend->slope_per_launch) - 1.0) * 100.0, side->trend->p_value));
+      }
     }
   }
 
@@ -349,6 +335,13 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
     };
     const int trials = std::min(m.baseline_trials, m.candidate_trials);
     ClaimDecision d = decide_claim(*o.claim, s.ratio * f, scaled(s.ci90), scaled(s.ci95), trials, o.min_trials);
+    const bool drift =
+        (c.baseline.trend && c.baseline.trend->detected) || (c.candidate.trend && c.candidate.trend->detected);
+    if (drift && d.verdict != "inconclusive") {
+      d.reason = fmt::format("would be {}, but the launches drift (see warnings), which can decide it: {}", d.verdict,
+                             d.reason);
+      d.verdict = "inconclusive";
+    }
     if (normalization_missing) {
       d.verdict = "inconclusive";
       d.reason = "the claim compares link-normalised ratios, but fabric.link_gbps is missing: " + d.reason;

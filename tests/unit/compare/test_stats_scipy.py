@@ -74,6 +74,66 @@ class StatsAgainstScipy(unittest.TestCase):
             self.assertAlmostEqual(r["welch_t"], ref.statistic, delta=1e-9 * max(1, abs(ref.statistic)))
             self.assertAlmostEqual(r["welch_p"], ref.pvalue, delta=1e-12 + 1e-8 * ref.pvalue)
 
+    def test_trial_level_t(self):
+        # compare's trial-level inference (src/compare/trial_stats.cpp) against scipy: Welch's t with
+        # >= 2 values a side, the pooled-variance t when one side has a single value.
+        cases = [c for c in self.cases[:60]] + [
+            {"x": [1.02], "y": [1.0, 1.01, 0.99, 1.03], "confidence": 0.95, "bound": -0.01},
+            {"x": [0.97, 1.0, 0.99], "y": [1.01], "confidence": 0.90, "bound": 0.02}]
+        rng = random.Random(3)
+        for c in cases[:60]:
+            c["bound"] = rng.choice([0.0, -0.05, 0.05])
+        results = probe(cases)
+        for c, r in zip(cases, results):
+            x, y, b, conf = np.array(c["x"]), np.array(c["y"]), c["bound"], c["confidence"]
+            t = r["t_shift"]
+            welch = len(x) >= 2 and len(y) >= 2
+            self.assertAlmostEqual(t["estimate"], x.mean() - y.mean(), delta=1e-12)
+            if welch:  # scipy's own test
+                ref = stats.ttest_ind(x, y, equal_var=False)
+                less = stats.ttest_ind(x - b, y, equal_var=False, alternative="less").pvalue
+                greater = stats.ttest_ind(x - b, y, equal_var=False, alternative="greater").pvalue
+                self.assertAlmostEqual(t["p_two_sided"], ref.pvalue, delta=1e-10 + 1e-8 * ref.pvalue)
+                self.assertAlmostEqual(t["p_below"], less, delta=1e-10 + 1e-8 * less)
+                self.assertAlmostEqual(t["p_above"], greater, delta=1e-10 + 1e-8 * greater)
+            # The textbook standard error and df (scipy's ttest_ind gives nan with a single value a side),
+            # with scipy's t distribution.
+            n, m = len(x), len(y)
+            if welch:
+                vx, vy = x.var(ddof=1) / n, y.var(ddof=1) / m
+                se, df = math.sqrt(vx + vy), (vx + vy) ** 2 / (vx ** 2 / (n - 1) + vy ** 2 / (m - 1))
+            else:
+                pooled = (((x - x.mean()) ** 2).sum() + ((y - y.mean()) ** 2).sum()) / (n + m - 2)
+                se, df = math.sqrt(pooled * (1 / n + 1 / m)), n + m - 2
+            self.assertAlmostEqual(t["se"], se, delta=1e-12)
+            self.assertAlmostEqual(t["df"], df, delta=1e-9 * df)
+            d = x.mean() - y.mean()
+            for key, ref_p in [("p_two_sided", 2 * stats.t.sf(abs(d) / se, df)),
+                               ("p_below", stats.t.cdf((d - b) / se, df)),
+                               ("p_above", stats.t.sf((d - b) / se, df))]:
+                self.assertAlmostEqual(t[key], ref_p, delta=1e-10 + 1e-8 * ref_p, msg=key)
+            q = stats.t.ppf(0.5 + conf / 2, df)
+            lo, hi = d - q * se, d + q * se
+            # Quantiles agree to ~1e-9 relative (the incomplete beta's precision, amplified by 1/density).
+            tol = 1e-8 * (1 + q * se)
+            self.assertAlmostEqual(t["ci"][0], lo, delta=tol)
+            self.assertAlmostEqual(t["ci"][1], hi, delta=tol)
+            # max of (d, -d): lower = max(d - q_lo se, -d - q_lo se) with q_lo at 1 - a/4 (two sizes),
+            # upper = |d| + q_up se with q_up at 1 - a/2.
+            a = 1 - conf
+            q_lo = stats.t.ppf(1 - a / 4, t["df"])
+            q_up = stats.t.ppf(1 - a / 2, t["df"])
+            d, se = t["estimate"], t["se"]
+            self.assertAlmostEqual(t["max_ci"][0], abs(d) - q_lo * se, delta=1e-8 * (1 + q_lo * se))
+            self.assertAlmostEqual(t["max_ci"][1], abs(d) + q_up * se, delta=1e-8 * (1 + q_up * se))
+            self.assertAlmostEqual(r["t_quantile"], stats.t.ppf(conf, len(x)), delta=1e-7)
+            if len(x) >= 4:
+                lr = stats.linregress(np.arange(len(x)), x)
+                self.assertAlmostEqual(r["trend"]["slope"], lr.slope, delta=1e-12)
+                self.assertAlmostEqual(r["trend"]["p"], lr.pvalue, delta=1e-10 + 1e-8 * lr.pvalue)
+            else:
+                self.assertNotIn("trend", r)
+
     def test_hodges_lehmann_and_interval(self):
         for c, r in zip(self.cases, self.results):
             x, y = np.array(c["x"]), np.array(c["y"])
