@@ -75,16 +75,19 @@ void aa_table() {
 }
 
 void drift_table() {
-  fmt::print("\n### Drift 0.5% per launch, candidate launched after the baseline, A/A otherwise\n\n");
-  fmt::print("regression rate (inconclusive rate); per-launch sigma 1%.\n\n");
-  fmt::print("| trials a side | threshold 0 | threshold 1% | threshold 5% |\n|---|---|---|---|\n");
-  for (int trials : {5, 10}) {
-    std::string row = fmt::format("| {} |", trials);
+  fmt::print("\n### Drift 0.5% per launch, A/A otherwise\n\n");
+  fmt::print(
+      "regression rate (inconclusive rate); per-launch sigma 1%. \"after\": all candidate launches follow "
+      "the baseline's (the candidate really measured slower, by 0.5% x trials); \"alternating\": A B A B, "
+      "both sides see the same drift.\n\n");
+  fmt::print("| launches | trials a side | threshold 0 | threshold 1% | threshold 5% |\n|---|---|---|---|---|\n");
+  for (auto [trials, after] : {std::pair{5, true}, std::pair{10, true}, std::pair{5, false}, std::pair{10, false}}) {
+    std::string row = fmt::format("| {} | {} |", after ? "after" : "alternating", trials);
     for (double thr : {0.0, 0.01, 0.05}) {
       auto b = model(trials, 0.01);
       b.drift_per_launch = 0.005;
       auto k = b;
-      k.launch_offset = trials;
+      k.launch_offset = after ? trials : 0;
       const auto c = cell(b, k, gate(thr), 0.0);
       row += fmt::format(" {} ({}) |", pct(c.rate(c.regression)), pct(c.rate(c.inconclusive)));
     }
@@ -231,6 +234,20 @@ int main(int argc, char** argv) {
   const std::string only = argc > 2 ? argv[2] : "";
   const auto t0 = std::chrono::steady_clock::now();
   auto want = [&](const char* name) { return only.empty() || only == name; };
+  if (only == "cell" && argc > 5) {
+    // One claim cell: calibration_bench PAIRS cell RATIO geomean|max TRIALS
+    const double ratio = std::atof(argv[3]);
+    auto b = model(std::atoi(argv[5]), 0.01);
+    b.sizes = claim_sizes();
+    auto c = b;
+    c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+    CompareOptions o;
+    o.claim = claim_18(std::string(argv[4]) == "max" ? Statistic::max : Statistic::geomean);
+    const auto r = cell(b, c, o, std::log(ratio));
+    fmt::print("confirmed {} refuted {} inconclusive {} of {}; 90% CI covers {}\n", r.confirmed, r.refuted,
+               r.inconclusive, r.runs, r.covered90);
+    return 0;
+  }
   if (want("aa")) aa_table();
   if (want("drift")) drift_table();
   if (want("power")) power_table();

@@ -275,21 +275,31 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
     }
     // Drift: each side's trial values against launch order.
     auto trend_of = [&](const std::vector<std::vector<double>>& side) -> std::optional<SideTrend> {
-      const auto dev = trial_deviations(side);
-      const auto t = linear_trend(dev);
+      const auto t = linear_trend(trial_deviations(side));
       if (!t) return std::nullopt;
-      return SideTrend{t->slope, t->p_value, t->n, t->p_value < o.alpha / 5.0};
+      return SideTrend{t->slope, t->p_value, t->n, t->p_value < o.alpha / 10.0};
     };
     c.baseline.trend = trend_of(table.baseline);
     c.candidate.trend = trend_of(table.candidate);
+    if (const auto t = common_trend(trial_deviations(table.baseline), trial_deviations(table.candidate))) {
+      c.summary.drift = SideTrend{t->slope, t->p_value, t->n, t->p_value < o.alpha / 2.0};
+    }
+    const auto percent = [](double slope) { return (std::exp(slope) - 1.0) * 100.0; };
+    if (c.summary.drift && c.summary.drift->detected) {
+      c.warnings.push_back(fmt::format(
+          "the launches drift ({:+.2f}% time per launch on both sides, trend p {:.2g}): launches are not "
+          "exchangeable, so a difference between the sides may be the drift; alternate baseline and candidate "
+          "launches (A B A B ...)",
+          percent(c.summary.drift->slope_per_launch), c.summary.drift->p_value));
+    }
     for (const auto* side : {&c.baseline, &c.candidate}) {
       if (side->trend && side->trend->detected) {
         c.warnings.push_back(fmt::format(
             "the {} drifts across its {} launches ({:+.2f}% time per launch, trend p {:.2g}): launches are not "
-            "exchangeable, so a difference between the sides may be the drift; interleave baseline and "
-            "candidate launches",
-            side == &c.baseline ? "baseline" : "candidate", side->trend->trials,
-            (std::exp(side->trend->slope_per_launch) - 1.0) * 100.0, side->trend->p_value));
+            "exchangeable, so a difference between the sides may be the drift; alternate baseline and candidate "
+            "launches (A B A B ...)",
+            side == &c.baseline ? "baseline" : "candidate", side->trend->trials, percent(side->trend->slope_per_launch),
+            side->trend->p_value));
       }
     }
   }
@@ -335,9 +345,7 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
     };
     const int trials = std::min(m.baseline_trials, m.candidate_trials);
     ClaimDecision d = decide_claim(*o.claim, s.ratio * f, scaled(s.ci90), scaled(s.ci95), trials, o.min_trials);
-    const bool drift =
-        (c.baseline.trend && c.baseline.trend->detected) || (c.candidate.trend && c.candidate.trend->detected);
-    if (drift && d.verdict != "inconclusive") {
+    if (drift_detected(c) && d.verdict != "inconclusive") {
       d.reason = fmt::format("would be {}, but the launches drift (see warnings), which can decide it: {}", d.verdict,
                              d.reason);
       d.verdict = "inconclusive";
@@ -362,6 +370,11 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   c.exit_code = 0;
   c.reason = "no claim and no gate: report only";
   return c;
+}
+
+bool drift_detected(const Comparison& c) {
+  auto on = [](const std::optional<SideTrend>& t) { return t && t->detected; };
+  return on(c.summary.drift) || on(c.baseline.trend) || on(c.candidate.trend);
 }
 
 Comparison compare_runs(const CompareOptions& options) {

@@ -91,7 +91,7 @@ struct SideTrend {
   double slope_per_launch = 0;  // log space: 0.005 is about +0.5% time per launch
   double p_value = 1;
   std::size_t trials = 0;
-  bool detected = false;  // p below the trend level (alpha / 5 per side)
+  bool detected = false;  // p below the trend level (docs/compare.md "Drift")
 };
 
 struct Summary {
@@ -106,6 +106,9 @@ struct Summary {
   // "t" (t intervals on trial-level values; the max's interval is simultaneous over sizes) or ""
   // (no CI: one trial on each side, so launch-to-launch variation is unknown).
   std::string ci_method;
+  // A drift common to both sides (one slope, an intercept a side), tested at alpha / 2; each side's
+  // own trend (SideInfo::trend) is tested at alpha / 10.
+  std::optional<SideTrend> drift;
   const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
 };
 
@@ -116,6 +119,10 @@ struct SideInfo {
   std::optional<double> link_gbps;
   std::optional<SideTrend> trend;  // with >= 4 trials
 };
+
+struct Comparison;
+// Whether a drift across launches was detected (common or on either side).
+bool drift_detected(const Comparison& c);
 
 struct Comparison {
   std::string verdict = "none";  // confirmed|refuted|inconclusive|pass|regression|not_comparable|none

@@ -45,8 +45,7 @@ void apply_gate(Comparison& c, const Gate& gate) {
         g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
         adjusted.back()));
   }
-  const bool drift =
-      (c.baseline.trend && c.baseline.trend->detected) || (c.candidate.trend && c.candidate.trend->detected);
+  const bool drift = drift_detected(c);
   const std::string what =
       fmt::format("more than {:.1f}% slower (one-sided t tests on trials, Holm-Bonferroni, alpha {})",
                   gate.threshold * 100.0, gate.alpha);

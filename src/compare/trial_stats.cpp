@@ -188,4 +188,37 @@ std::optional<Trend> linear_trend(std::span<const double> v) {
   return t;
 }
 
+std::optional<Trend> common_trend(std::span<const double> a, std::span<const double> b) {
+  double sxx = 0, sxy = 0, syy = 0;
+  std::size_t n = 0, groups = 0;
+  for (const auto v : {a, b}) {
+    if (v.size() < 3) continue;
+    ++groups;
+    n += v.size();
+    const double xbar = (static_cast<double>(v.size()) - 1.0) / 2.0;
+    double ybar = 0;
+    for (double e : v) ybar += e;
+    ybar /= static_cast<double>(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double dx = static_cast<double>(i) - xbar, dy = v[i] - ybar;
+      sxx += dx * dx;
+      sxy += dx * dy;
+      syy += dy * dy;
+    }
+  }
+  if (n < 5 || groups == 0) return std::nullopt;
+  Trend t;
+  t.n = n;
+  t.slope = sxy / sxx;
+  const double sse = std::max(0.0, syy - t.slope * sxy);
+  const double df = static_cast<double>(n) - static_cast<double>(groups) - 1.0;
+  const double se = std::sqrt(sse / df / sxx);
+  if (!(se > 0.0)) {
+    t.p_value = t.slope == 0.0 ? 1.0 : 0.0;
+    return t;
+  }
+  t.p_value = std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0);
+  return t;
+}
+
 }  // namespace ccbench::compare

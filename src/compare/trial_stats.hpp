@@ -71,6 +71,11 @@ struct Trend {
 };
 std::optional<Trend> linear_trend(std::span<const double> values);  // nullopt for n < 4
 
+// One slope shared by two series (each with its own intercept), each against its own 0, 1, 2, ...:
+// a drift of the machine common to both sides, tested with n_a + n_b - 3 df. Series with fewer than
+// 3 values do not count; nullopt when fewer than 5 values count in all.
+std::optional<Trend> common_trend(std::span<const double> a, std::span<const double> b);
+
 // Student's t quantile: the t with P(T <= t) = p (df > 0).
 double student_t_quantile(double p, double df);
 

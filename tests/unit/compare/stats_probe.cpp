@@ -52,6 +52,7 @@ int main() {
                       {"bound", bound}};
     }
     if (const auto tr = compare::linear_trend(x)) r["trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};
+    if (const auto tr = compare::common_trend(x, y)) r["common_trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};
     r["t_quantile"] = compare::student_t_quantile(conf, static_cast<double>(x.size()));
     const auto [lo, hi] = stats::median_ci_indices(x.size(), conf);
     r["median_ci_indices"] = json::array({lo, hi});

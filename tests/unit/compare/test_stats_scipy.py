@@ -133,6 +133,26 @@ class StatsAgainstScipy(unittest.TestCase):
                 self.assertAlmostEqual(r["trend"]["p"], lr.pvalue, delta=1e-10 + 1e-8 * lr.pvalue)
             else:
                 self.assertNotIn("trend", r)
+            # One slope, an intercept per series (series of >= 3 values count): least squares by numpy,
+            # the p-value from scipy's t with n - groups - 1 df.
+            series = [v for v in (x, y) if len(v) >= 3]
+            n_all = sum(len(v) for v in series)
+            if n_all >= 5:
+                rows, target = [], []
+                for g, v in enumerate(series):
+                    for i, e in enumerate(v):
+                        rows.append([1.0 if g == k else 0.0 for k in range(len(series))] + [float(i)])
+                        target.append(e)
+                design, target = np.array(rows), np.array(target)
+                coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+                resid = target - design @ coef
+                df = n_all - len(series) - 1
+                cov = (resid @ resid / df) * np.linalg.inv(design.T @ design)
+                p = 2 * stats.t.sf(abs(coef[-1]) / math.sqrt(cov[-1, -1]), df)
+                self.assertAlmostEqual(r["common_trend"]["slope"], coef[-1], delta=1e-10)
+                self.assertAlmostEqual(r["common_trend"]["p"], p, delta=1e-8 + 1e-6 * p)
+            else:
+                self.assertNotIn("common_trend", r)
 
     def test_hodges_lehmann_and_interval(self):
         for c, r in zip(self.cases, self.results):
