@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     const double cmp = seconds_since(t1);
     const double c2 = cpu_seconds();
     const double total = seconds_since(t0);
-    verdict = result.verdict + " rows=" + std::to_string(result.rows.size()) +
+    verdict = std::string(compare::name(result.verdict)) + " rows=" + std::to_string(result.rows.size()) +
               " geomean=" + std::to_string(result.summary.geomean.ratio);
     if (total < best) {
       best = total;

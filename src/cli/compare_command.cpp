@@ -136,7 +136,7 @@ int compare_main(int argc, char** argv) {
       write_file_atomically(out, text);
       std::fprintf(stderr, "%s\n", report::compare_cells::verdict_line(c).c_str());
     }
-    return c.exit_code;
+    return compare::exit_code(c.verdict);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ccbench compare: %s\n", e.what());
   } catch (const ParseError& e) {

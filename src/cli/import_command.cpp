@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "compare/import.hpp"
+#include "import/import.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
@@ -44,7 +44,7 @@ int import_main(int argc, char** argv) {
     return exit_code::usage;
   }
   try {
-    compare::ImportOptions o;
+    importer::ImportOptions o;
     if (!op.empty()) {
       const auto parsed = parse_op(op);
       if (!parsed) throw UsageError(fmt::format("--op: unknown op '{}'", op));
@@ -57,10 +57,10 @@ int import_main(int argc, char** argv) {
     o.efa_generation = generation;
     o.command.assign(argv, argv + argc);
     o.command[0] = "ccbench import";
-    const compare::Imported imported =
-        format == "osu" ? compare::import_osu(file, o) : compare::import_nccl_tests(file, o);
+    const importer::Imported imported =
+        format == "osu" ? importer::import_osu(file, o) : importer::import_nccl_tests(file, o);
     for (const auto& w : imported.warnings) std::fprintf(stderr, "ccbench import: warning: %s\n", w.c_str());
-    write_file_atomically(out, compare::imported_to_json(imported.file).dump(1) + "\n");
+    write_file_atomically(out, importer::imported_to_json(imported.file).dump(1) + "\n");
     std::set<std::string> ops;
     for (const auto& r : imported.file.results) ops.insert(r.op);
     std::fprintf(stderr, "ccbench import: wrote %zu rows (%s, %d ranks) to %s\n", imported.file.results.size(),

@@ -1,5 +1,6 @@
-// The comparison pipeline, load -> match -> statistics -> claim/gate -> verdict, and its result
-// model, which the renderers in src/report turn into text, markdown or JSON.
+// The comparison pipeline, load -> match -> analyse -> summarise -> decide (one stage a file:
+// load.cpp, match.cpp + metadata.cpp, analyse.cpp, summarise.cpp, decide.cpp), and its result model,
+// which the renderers turn into text, markdown or the verdict's JSON (docs/verdict-format.md).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "compare/claim.hpp"
+#include "compare/decide.hpp"
 #include "compare/match.hpp"
 #include "compare/metadata.hpp"
 #include "compare/trial_stats.hpp"
@@ -17,14 +19,6 @@
 namespace ccbench::compare {
 
 using Interval = std::pair<double, double>;
-
-namespace verdict_exit {
-inline constexpr int confirmed_or_pass = 0;
-inline constexpr int refuted_or_regression = 1;
-inline constexpr int usage = 2;
-inline constexpr int not_comparable = 3;
-inline constexpr int inconclusive = 4;
-}  // namespace verdict_exit
 
 struct CompareOptions {
   std::vector<std::string> baseline;  // files or folders
@@ -64,8 +58,8 @@ struct RowResult {
   bool mw_exact = false;
   bool significant = false;
   std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
-  // The regression gate's per-size test: Welch's t on log trial medians ("welch_t") when the unit
-  // is trials, else the Mann-Whitney test on pooled samples ("mann_whitney").
+  // The regression gate's per-size test, always on trials: one-sided t of "more than the threshold
+  // slower" (Welch's, or the pooled-variance t when one side has a single trial).
   double p_gate = 1;
   std::string gate_test;  // welch_t | pooled_t | none (one trial a side: no test)
   // Trial-level estimate of log(time_base / time_cand), raw (before normalisation): the difference
@@ -106,9 +100,11 @@ struct Summary {
   // "t" (t intervals on trial-level values; the max's interval is simultaneous over sizes) or ""
   // (no CI: one trial on each side, so launch-to-launch variation is unknown).
   std::string ci_method;
-  // A drift common to both sides (one slope, an intercept a side), tested at alpha / 2; each side's
-  // own trend (SideInfo::trend) is tested at alpha / 10.
+  // Drift across launches: one slope common to both sides (an intercept a side) tested at alpha / 2,
+  // and each side's own trend tested at alpha / 10 (with >= 4 trials).
   std::optional<SideTrend> drift;
+  std::optional<SideTrend> baseline_trend;
+  std::optional<SideTrend> candidate_trend;
   const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
 };
 
@@ -117,16 +113,13 @@ struct SideInfo {
   std::size_t files = 0;
   int trials = 0;
   std::optional<double> link_gbps;
-  std::optional<SideTrend> trend;  // with >= 4 trials
 };
 
-struct Comparison;
 // Whether a drift across launches was detected (common or on either side).
-bool drift_detected(const Comparison& c);
+bool drift_detected(const Summary& s);
 
 struct Comparison {
-  std::string verdict = "none";  // confirmed|refuted|inconclusive|pass|regression|not_comparable|none
-  int exit_code = 0;
+  Verdict verdict = Verdict::none;  // exit_code(verdict) is the command's exit code
   std::string reason;
   std::optional<Claim> claim;
   std::optional<Gate> gate;

@@ -45,32 +45,28 @@ void apply_gate(Comparison& c, const Gate& gate) {
         g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
         adjusted.back()));
   }
-  const bool drift = drift_detected(c);
+  const bool drift = drift_detected(c.summary);
   const std::string what =
       fmt::format("more than {:.1f}% slower (one-sided t tests on trials, Holm-Bonferroni, alpha {})",
                   gate.threshold * 100.0, gate.alpha);
   if (tested == 0) {
-    c.verdict = "inconclusive";
-    c.exit_code = verdict_exit::inconclusive;
+    c.verdict = Verdict::inconclusive;
     c.trials_needed = std::max(c.min_trials, 2);
     c.reason = fmt::format(
         "one trial (launch) on each side: launch-to-launch variation is unknown, so no size can be tested for being "
         "{}; at least 2 launches on one side are needed, {} per side recommended",
         what, *c.trials_needed);
   } else if (!c.gate_failures.empty() && drift) {
-    c.verdict = "inconclusive";
-    c.exit_code = verdict_exit::inconclusive;
+    c.verdict = Verdict::inconclusive;
     c.reason = fmt::format(
         "would be a regression ({}), but the launches drift (see warnings) and the drift alone can make a side "
         "slower; interleave baseline and candidate launches and compare again",
         fmt::join(c.gate_failures, "; "));
   } else if (c.gate_failures.empty()) {
-    c.verdict = "pass";
-    c.exit_code = verdict_exit::confirmed_or_pass;
+    c.verdict = Verdict::pass;
     c.reason = fmt::format("no size is significantly {}", what);
   } else {
-    c.verdict = "regression";
-    c.exit_code = verdict_exit::refuted_or_regression;
+    c.verdict = Verdict::regression;
     c.reason = fmt::format("{} failure(s): {}", c.gate_failures.size(), fmt::join(c.gate_failures, "; "));
   }
 }

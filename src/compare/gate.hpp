@@ -9,7 +9,7 @@
 namespace ccbench::compare {
 
 // Fills rows[].p_gate/p_holm/regression, comparison.gate_failures, geomean_regression, verdict,
-// reason, trials_needed and exit code.
+// reason and trials_needed.
 void apply_gate(Comparison& comparison, const Gate& gate);
 
 }  // namespace ccbench::compare

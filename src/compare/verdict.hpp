@@ -8,7 +8,7 @@
 namespace ccbench::compare {
 
 struct ClaimDecision {
-  std::string verdict;  // confirmed | refuted | inconclusive
+  Verdict verdict = Verdict::inconclusive;  // confirmed | refuted | inconclusive
   std::string reason;
   std::optional<int> trials_needed;
 };

@@ -135,7 +135,7 @@ std::string claim_line(const Comparison& c) {
 }
 
 std::string verdict_line(const Comparison& c) {
-  std::string s = fmt::format("verdict: {} (exit {})", c.verdict, c.exit_code);
+  std::string s = fmt::format("verdict: {} (exit {})", compare::name(c.verdict), compare::exit_code(c.verdict));
   if (!c.reason.empty()) s += fmt::format(": {}", c.reason);
   return s;
 }

@@ -41,8 +41,8 @@ json statistic_json(const compare::StatisticValue& v, double k) {
 
 nlohmann::json compare_to_json(const compare::Comparison& c) {
   json out;
-  out["verdict"] = c.verdict;
-  out["exit_code"] = c.exit_code;
+  out["verdict"] = compare::name(c.verdict);
+  out["exit_code"] = compare::exit_code(c.verdict);
   out["reason"] = c.reason;
   if (c.claim) {
     const auto& k = *c.claim;

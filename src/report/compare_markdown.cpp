@@ -27,8 +27,9 @@ std::string md_row(const std::vector<std::string>& cells) {
 std::string render_compare_markdown(const compare::Comparison& c) {
   using namespace compare_cells;
   std::string out;
-  const char* mark = c.exit_code == 0 ? (c.verdict == "none" ? "" : "✅ ") : c.exit_code == 1 ? "❌ " : "⚠️ ";
-  out += fmt::format("### ccbench compare: {}**{}** (exit {})\n\n", mark, c.verdict, c.exit_code);
+  const int code = compare::exit_code(c.verdict);
+  const char* mark = code == 0 ? (c.verdict == compare::Verdict::none ? "" : "✅ ") : code == 1 ? "❌ " : "⚠️ ";
+  out += fmt::format("### ccbench compare: {}**{}** (exit {})\n\n", mark, compare::name(c.verdict), code);
   if (!c.reason.empty()) out += escape(c.reason) + "\n\n";
   if (c.claim) out += fmt::format("- {}\n", escape(claim_line(c)));
   if (c.gate) {

@@ -116,11 +116,11 @@ Counts run_pairs(const NoiseModel& base, const NoiseModel& cand, const compare::
     const auto k = make_side("candidate", cand, s + 1);
     const auto r = compare::compare_sides(b, k, options);
     ++c.runs;
-    c.regression += r.verdict == "regression";
-    c.pass += r.verdict == "pass";
-    c.inconclusive += r.verdict == "inconclusive";
-    c.confirmed += r.verdict == "confirmed";
-    c.refuted += r.verdict == "refuted";
+    c.regression += r.verdict == compare::Verdict::regression;
+    c.pass += r.verdict == compare::Verdict::pass;
+    c.inconclusive += r.verdict == compare::Verdict::inconclusive;
+    c.confirmed += r.verdict == compare::Verdict::confirmed;
+    c.refuted += r.verdict == compare::Verdict::refuted;
     const auto& st = use_max ? r.summary.max : r.summary.geomean;
     const double f = r.summary.normalization;
     c.sum_log_error += std::log(st.ratio * f) - true_log;

@@ -194,8 +194,8 @@ TEST(Calibration, OneFileWithNTrialsEqualsNFiles) {
     ASSERT_TRUE(a.summary.geomean.ci95 && b.summary.geomean.ci95);
     EXPECT_EQ(*a.summary.geomean.ci95, *b.summary.geomean.ci95);
     EXPECT_EQ(*a.summary.max.ci95, *b.summary.max.ci95);
-    ASSERT_TRUE(a.baseline.trend && b.baseline.trend);
-    EXPECT_EQ(a.baseline.trend->slope_per_launch, b.baseline.trend->slope_per_launch);
+    ASSERT_TRUE(a.summary.baseline_trend && b.summary.baseline_trend);
+    EXPECT_EQ(a.summary.baseline_trend->slope_per_launch, b.summary.baseline_trend->slope_per_launch);
     ASSERT_EQ(a.rows.size(), b.rows.size());
     for (std::size_t i = 0; i < a.rows.size(); ++i) {
       EXPECT_EQ(a.rows[i].ratio, b.rows[i].ratio);

@@ -43,8 +43,8 @@ TEST(Verdict, RatioEqualToClaimIsConfirmed) {
     const auto b = make_side("baseline", model(1.0, 1));
     const auto c = make_side("candidate", model(1.18, 2));
     const auto r = compare_sides(b, c, with_claim(claim_18(statistic)));
-    EXPECT_EQ(r.verdict, "confirmed") << r.reason;
-    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.verdict, Verdict::confirmed) << r.reason;
+    EXPECT_EQ(exit_code(r.verdict), 0);
     EXPECT_NEAR(r.summary.used().ratio, 1.18, 0.02);
     ASSERT_TRUE(r.summary.used().ci90.has_value());
     EXPECT_EQ(r.rows.size(), 18u);
@@ -55,11 +55,11 @@ TEST(Verdict, RatioEqualToClaimIsConfirmed) {
 TEST(Verdict, FarFromClaimIsRefutedAboveOrBelow) {
   const auto b = make_side("baseline", model(1.0, 1));
   const auto fast = compare_sides(b, make_side("candidate", model(1.5, 2)), with_claim(claim_18()));
-  EXPECT_EQ(fast.verdict, "refuted");
-  EXPECT_EQ(fast.exit_code, 1);
+  EXPECT_EQ(fast.verdict, Verdict::refuted);
+  EXPECT_EQ(exit_code(fast.verdict), 1);
   EXPECT_NE(fast.reason.find("above"), std::string::npos) << fast.reason;
   const auto same = compare_sides(b, make_side("candidate", model(1.0, 3)), with_claim(claim_18()));
-  EXPECT_EQ(same.verdict, "refuted");
+  EXPECT_EQ(same.verdict, Verdict::refuted);
   EXPECT_NE(same.reason.find("below"), std::string::npos) << same.reason;
 }
 
@@ -67,8 +67,8 @@ TEST(Verdict, TooFewTrialsIsInconclusiveWithTrialsNeeded) {
   const auto b = make_side("baseline", model(1.0, 1, 2));
   const auto c = make_side("candidate", model(1.18, 2, 2));
   const auto r = compare_sides(b, c, with_claim(claim_18()));
-  EXPECT_EQ(r.verdict, "inconclusive");
-  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_EQ(exit_code(r.verdict), 4);
   ASSERT_TRUE(r.trials_needed.has_value());
   EXPECT_GE(*r.trials_needed, 5);
   EXPECT_EQ(r.rows[0].unit, "samples");
@@ -81,7 +81,7 @@ TEST(Verdict, NoisyRunsOnTheBandEdgeAreInconclusive) {
   RunModel mb = model(1.0, 1, 5), mc = model(1.23, 2, 5);
   mb.trial_sigma = mc.trial_sigma = 0.04;
   const auto r = compare_sides(make_side("baseline", mb), make_side("candidate", mc), with_claim(claim_18()));
-  EXPECT_EQ(r.verdict, "inconclusive") << r.reason;
+  EXPECT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
   ASSERT_TRUE(r.trials_needed.has_value());
   EXPECT_GT(*r.trials_needed, 5);
 }
@@ -92,15 +92,15 @@ TEST(Gate, RunComparedWithItselfPasses) {
   o.gate = Gate{};
   o.resamples = 1000;
   const auto r = compare_sides(a, a, o);
-  EXPECT_EQ(r.verdict, "pass");
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.verdict, Verdict::pass);
+  EXPECT_EQ(exit_code(r.verdict), 0);
   for (const auto& row : r.rows) EXPECT_DOUBLE_EQ(row.ratio, 1.0);
   // Single-trial runs: launch-to-launch variation is unknown, so the gate cannot test (samples of one
   // launch are not independent of it): inconclusive, with the trials that would decide.
   const auto one = make_side("baseline", model(1.0, 4, 1));
   const auto single = compare_sides(one, one, o);
-  EXPECT_EQ(single.verdict, "inconclusive") << single.reason;
-  EXPECT_EQ(single.exit_code, 4);
+  EXPECT_EQ(single.verdict, Verdict::inconclusive) << single.reason;
+  EXPECT_EQ(exit_code(single.verdict), 4);
   ASSERT_TRUE(single.trials_needed.has_value());
   EXPECT_EQ(*single.trials_needed, 5);
   EXPECT_NE(single.reason.find("one trial (launch) on each side"), std::string::npos) << single.reason;
@@ -115,8 +115,8 @@ TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
   o.gate = Gate{0.05, 0.05};
   o.resamples = 1000;
   const auto r = compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", slow), o);
-  EXPECT_EQ(r.verdict, "regression");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.verdict, Verdict::regression);
+  EXPECT_EQ(exit_code(r.verdict), 1);
   ASSERT_EQ(r.gate_failures.size(), 2u) << r.reason;
   EXPECT_NE(r.gate_failures[0].find("allreduce 64M"), std::string::npos) << r.gate_failures[0];
   EXPECT_NE(r.gate_failures[1].find("allreduce 256M"), std::string::npos) << r.gate_failures[1];
@@ -124,7 +124,8 @@ TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
   // A 3% slowdown is significant but under the 5% threshold.
   RunModel small = model(1.0, 2);
   small.ratio = [](const std::string&, std::uint64_t) { return 1.0 / 1.03; };
-  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict, "pass");
+  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict,
+            Verdict::pass);
   // An across-the-board 10% slowdown also fails the geomean.
   const auto all = compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", model(1.0 / 1.1, 2)), o);
   EXPECT_TRUE(all.geomean_regression);
@@ -141,7 +142,7 @@ TEST(Gate, FiveTrialsStillCatchARegression) {
   o.gate = Gate{0.05, 0.05};
   o.resamples = 1000;
   const auto r = compare_sides(make_side("baseline", model(1.0, 1, 5)), make_side("candidate", slow), o);
-  EXPECT_EQ(r.verdict, "regression");
+  EXPECT_EQ(r.verdict, Verdict::regression);
   ASSERT_EQ(r.gate_failures.size(), 2u) << r.reason;
   EXPECT_EQ(r.rows[0].gate_test, "welch_t");
 }
@@ -164,7 +165,7 @@ void expect_false_positive_rate(int trials, double trial_sigma, int samples) {
     RunModel n = m;
     n.seed += 1;
     const auto r = compare_sides(make_side("baseline", m), make_side("candidate", n), o);
-    failures += r.verdict == "regression" ? 1 : 0;
+    failures += r.verdict == Verdict::regression ? 1 : 0;
   }
   EXPECT_LE(failures, 20) << "false-positive rate " << failures / 200.0;
 }
@@ -181,8 +182,8 @@ TEST(Normalization, TwiceTheLinkDoesNotConfirmAGenerationClaim) {
   cand.link_gbps = 6400;
   const auto b = make_side("baseline", base), c = make_side("candidate", cand);
   const auto r = compare_sides(b, c, with_claim(claim_18(Statistic::max, Normalize::link_bandwidth)));
-  EXPECT_NE(r.verdict, "confirmed");
-  EXPECT_EQ(r.verdict, "refuted");
+  EXPECT_NE(r.verdict, Verdict::confirmed);
+  EXPECT_EQ(r.verdict, Verdict::refuted);
   EXPECT_NEAR(r.summary.used().ratio * r.summary.normalization, 1.0, 0.03);
   EXPECT_NEAR(r.summary.used().ratio, 2.0, 0.05);  // raw
   const auto j = report::compare_to_json(r);
@@ -195,7 +196,7 @@ TEST(Normalization, TwiceTheLinkDoesNotConfirmAGenerationClaim) {
   better.ratio = [](const std::string&, std::uint64_t) { return 2.0 * 1.18; };
   const auto ok = compare_sides(b, make_side("candidate", better),
                                 with_claim(claim_18(Statistic::geomean, Normalize::link_bandwidth)));
-  EXPECT_EQ(ok.verdict, "confirmed") << ok.reason;
+  EXPECT_EQ(ok.verdict, Verdict::confirmed) << ok.reason;
 }
 
 TEST(Normalization, MissingLinkBandwidthIsInconclusive) {
@@ -203,8 +204,8 @@ TEST(Normalization, MissingLinkBandwidthIsInconclusive) {
   cand.link_gbps.reset();
   const auto r = compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", cand),
                                with_claim(claim_18(Statistic::geomean, Normalize::link_bandwidth)));
-  EXPECT_EQ(r.verdict, "inconclusive");
-  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_EQ(exit_code(r.verdict), 4);
   bool warned = false;
   for (const auto& w : r.warnings)
     warned = warned || w.find("link_gbps is missing on the candidate") != std::string::npos;
@@ -219,13 +220,13 @@ TEST(Metadata, MustMatchKeysGiveNotComparableUnlessAllowed) {
   CompareOptions o;
   o.resamples = 100;
   const auto r = compare_sides(b, c, o);
-  EXPECT_EQ(r.verdict, "not_comparable");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.verdict, Verdict::not_comparable);
+  EXPECT_EQ(exit_code(r.verdict), 3);
   EXPECT_EQ(r.mismatches, (std::vector<std::string>{"ranks_per_node", "timing"}));
   EXPECT_NE(r.reason.find("--allow-mismatch ranks_per_node"), std::string::npos);
   o.allow_mismatch = {"ranks_per_node", "timing"};
   const auto allowed = compare_sides(b, c, o);
-  EXPECT_EQ(allowed.exit_code, 0);
+  EXPECT_EQ(exit_code(allowed.verdict), 0);
   o.allow_mismatch = {"colour"};
   EXPECT_THROW(compare_sides(b, c, o), UsageError);
 }
@@ -239,7 +240,7 @@ TEST(Metadata, ExpectedDifferencesAreListedAndRequirementsChecked) {
   claim.baseline["efa_generation"] = {"v3"};
   claim.candidate["efa_generation"] = {"EFAv4"};
   const auto r = compare_sides(b, c, with_claim(claim));
-  EXPECT_EQ(r.verdict, "confirmed") << r.reason;
+  EXPECT_EQ(r.verdict, Verdict::confirmed) << r.reason;
   bool listed = false;
   for (const auto& d : r.differences) {
     listed = listed || (d.key == "instance_type" && d.baseline == "p5en.48xlarge" && d.candidate == "p6-b200.48xlarge");
@@ -247,7 +248,7 @@ TEST(Metadata, ExpectedDifferencesAreListedAndRequirementsChecked) {
   EXPECT_TRUE(listed);
   claim.candidate["efa_generation"] = {"v5"};
   const auto wrong = compare_sides(b, c, with_claim(claim));
-  EXPECT_EQ(wrong.verdict, "not_comparable");
+  EXPECT_EQ(wrong.verdict, Verdict::not_comparable);
   EXPECT_NE(wrong.reason.find("candidate efa_generation"), std::string::npos) << wrong.reason;
 }
 
@@ -286,6 +287,26 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   // Not significant rows show "~".
   const auto aa = compare_sides(b, make_side("candidate", model(1.0, 9)), with_claim(claim_18()));
   EXPECT_NE(report::render_compare_text(aa).find("~ "), std::string::npos);
+}
+
+// One spelling and one exit code per verdict (docs/verdict-format.md): the JSON and text forms
+// and the command's exit status come from this table only.
+TEST(VerdictEnum, NamesAndExitCodes) {
+  const std::pair<Verdict, std::pair<const char*, int>> expected[] = {
+      {Verdict::none, {"none", 0}},
+      {Verdict::confirmed, {"confirmed", 0}},
+      {Verdict::refuted, {"refuted", 1}},
+      {Verdict::inconclusive, {"inconclusive", 4}},
+      {Verdict::pass, {"pass", 0}},
+      {Verdict::regression, {"regression", 1}},
+      {Verdict::not_comparable, {"not_comparable", 3}},
+  };
+  for (const auto& [v, e] : expected) {
+    EXPECT_EQ(name(v), e.first);
+    EXPECT_EQ(exit_code(v), e.second) << e.first;
+    EXPECT_EQ(parse_verdict(e.first), v);
+  }
+  EXPECT_FALSE(parse_verdict("passed").has_value());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "core/result.hpp"
 
-namespace ccbench::compare {
+namespace ccbench::importer {
 
 struct ImportOptions {
   std::optional<std::string> op;  // when the log does not say which collective ran
@@ -50,4 +50,4 @@ ResultRow summary_row(const std::string& op, const std::string& dtype, const std
                       std::uint64_t bytes, std::uint64_t count, int ranks, int trial, double time_us);
 }  // namespace import_detail
 
-}  // namespace ccbench::compare
+}  // namespace ccbench::importer

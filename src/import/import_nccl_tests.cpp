@@ -8,12 +8,12 @@
 #include <regex>
 #include <set>
 
-#include "compare/import.hpp"
+#include "import/import.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 
-namespace ccbench::compare {
+namespace ccbench::importer {
 namespace {
 
 using namespace import_detail;
@@ -411,4 +411,4 @@ Imported import_nccl_tests(const std::filesystem::path& path, const ImportOption
   return import_text(path, text, options);
 }
 
-}  // namespace ccbench::compare
+}  // namespace ccbench::importer

@@ -10,11 +10,11 @@
 #include <map>
 #include <regex>
 
-#include "compare/import.hpp"
+#include "import/import.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 
-namespace ccbench::compare {
+namespace ccbench::importer {
 namespace {
 
 using namespace import_detail;
@@ -158,4 +158,4 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
   return out;
 }
 
-}  // namespace ccbench::compare
+}  // namespace ccbench::importer

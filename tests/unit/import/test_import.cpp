@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compare/import.hpp"
+#include "import/import.hpp"
 #include "core/error.hpp"
 
-namespace ccbench::compare {
+namespace ccbench::importer {
 namespace {
 
 namespace fs = std::filesystem;
@@ -188,4 +188,4 @@ TEST(ImportOsu, BadInput) {
 }
 
 }  // namespace
-}  // namespace ccbench::compare
+}  // namespace ccbench::importer

@@ -4,12 +4,12 @@
 #include <regex>
 #include <sstream>
 
-#include "compare/import.hpp"
+#include "import/import.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 
-namespace ccbench::compare {
+namespace ccbench::importer {
 namespace import_detail {
 
 std::string read_text(const std::filesystem::path& path) {
@@ -111,4 +111,4 @@ nlohmann::json imported_to_json(const ResultFile& file) {
   return j;
 }
 
-}  // namespace ccbench::compare
+}  // namespace ccbench::importer
