@@ -63,7 +63,7 @@ void aa_table() {
       fmt::print("{}\n", row);
     }
   }
-  for (auto [nb, nc] : {std::pair{10, 1}, std::pair{10, 3}}) {
+  for (auto [nb, nc] : {std::pair{10, 1}, std::pair{10, 2}, std::pair{10, 3}}) {
     std::string row = fmt::format("| {} vs {} | 1% |", nb, nc);
     for (double thr : {0.0, 0.01, 0.05}) {
       const auto b = model(nb, 0.01), k = model(nc, 0.01);

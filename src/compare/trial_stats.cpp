@@ -24,26 +24,37 @@ double student_t_quantile(double p, double df) {
   return 0.5 * (lo + hi);
 }
 
+double TShift::width(double p) const {
+  double w = se > 0.0 ? student_t_quantile(p, df) * se : 0.0;
+  if (se_alt > 0.0) w = std::max(w, student_t_quantile(p, df_alt) * se_alt);
+  return w;
+}
+
 std::pair<double, double> TShift::interval(double confidence) const {
-  if (!(se > 0.0)) return {estimate, estimate};
-  const double q = student_t_quantile(0.5 + confidence / 2.0, df);
-  return {estimate - q * se, estimate + q * se};
+  const double w = width(0.5 + confidence / 2.0);
+  return {estimate - w, estimate + w};
 }
 
 double TShift::p_below(double bound) const {
   if (!(se > 0.0)) return estimate < bound ? 0.0 : 1.0;
-  // P(T <= (estimate - bound) / se) under H0 at the boundary.
-  return std::clamp(student_t_sf((bound - estimate) / se, df), 0.0, 1.0);
+  // P(T <= (estimate - bound) / se) under H0 at the boundary; the larger of the two tests.
+  double p = student_t_sf((bound - estimate) / se, df);
+  if (se_alt > 0.0) p = std::max(p, student_t_sf((bound - estimate) / se_alt, df_alt));
+  return std::clamp(p, 0.0, 1.0);
 }
 
 double TShift::p_above(double bound) const {
   if (!(se > 0.0)) return estimate > bound ? 0.0 : 1.0;
-  return std::clamp(student_t_sf((estimate - bound) / se, df), 0.0, 1.0);
+  double p = student_t_sf((estimate - bound) / se, df);
+  if (se_alt > 0.0) p = std::max(p, student_t_sf((estimate - bound) / se_alt, df_alt));
+  return std::clamp(p, 0.0, 1.0);
 }
 
 double TShift::p_two_sided(double bound) const {
   if (!(se > 0.0)) return estimate == bound ? 1.0 : 0.0;
-  return std::clamp(2.0 * student_t_sf(std::abs(estimate - bound) / se, df), 0.0, 1.0);
+  double p = 2.0 * student_t_sf(std::abs(estimate - bound) / se, df);
+  if (se_alt > 0.0) p = std::max(p, 2.0 * student_t_sf(std::abs(estimate - bound) / se_alt, df_alt));
+  return std::clamp(p, 0.0, 1.0);
 }
 
 namespace {
@@ -72,6 +83,9 @@ std::optional<TShift> t_shift(std::span<const double> x, std::span<const double>
     const double se2 = vx + vy;
     s.se = std::sqrt(se2);
     s.df = se2 > 0.0 ? se2 * se2 / (vx * vx / (nx - 1.0) + vy * vy / (ny - 1.0)) : nx + ny - 2.0;
+    const double pooled = (ssx + ssy) / (nx + ny - 2.0);
+    s.se_alt = std::sqrt(pooled * (1.0 / nx + 1.0 / ny));
+    s.df_alt = nx + ny - 2.0;
   } else {
     // One side has a single trial: its variance is unknown, so assume the launch-to-launch variance
     // is the same on both sides (true for an A/A comparison) and pool it.
@@ -149,10 +163,8 @@ std::pair<double, double> max_interval(std::span<const TShift> sizes, double con
   const double k = static_cast<double>(sizes.size());
   double lo = -std::numeric_limits<double>::infinity(), hi = lo;
   for (const auto& s : sizes) {
-    const double ql = s.se > 0.0 ? student_t_quantile(1.0 - a / (2.0 * k), s.df) : 0.0;
-    const double qu = s.se > 0.0 ? student_t_quantile(1.0 - a / 2.0, s.df) : 0.0;
-    lo = std::max(lo, s.estimate - ql * s.se);
-    hi = std::max(hi, s.estimate + qu * s.se);
+    lo = std::max(lo, s.estimate - s.width(1.0 - a / (2.0 * k)));
+    hi = std::max(hi, s.estimate + s.width(1.0 - a / 2.0));
   }
   return {lo, hi};
 }

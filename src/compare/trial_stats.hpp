@@ -21,10 +21,19 @@ namespace ccbench::compare {
 
 // An estimate of a log ratio log(time_base / time_cand) with its standard error and the degrees of
 // freedom of its t distribution. se == 0 means the difference is exact (no spread on either side).
+// With >= 2 trials a side there are two: Welch's (se, df) and the pooled-variance t's (se_alt,
+// df_alt). Every p-value is the larger of the two and every interval the wider: the pooled t is
+// exact when the launch-to-launch variance is the same on both sides (an A/A comparison), where
+// Welch's df is too generous in the tail with unbalanced small samples (10 vs 3 trials: 2.4x the
+// nominal rate at the Holm level 0.0026); Welch's guards against unequal variances.
 struct TShift {
   double estimate = 0;
   double se = 0;
   double df = 0;
+  double se_alt = 0;  // 0: none
+  double df_alt = 0;
+  // max over the two of t_{p}(df) * se: the half-width of a bound at one-sided level p.
+  double width(double p) const;
   // Two-sided interval at `confidence` (log space).
   std::pair<double, double> interval(double confidence) const;
   // One-sided p-value of H0: estimate >= bound (i.e. evidence that the true value is below `bound`).
@@ -34,9 +43,10 @@ struct TShift {
   double p_two_sided(double bound = 0.0) const;
 };
 
-// Difference of means of x (baseline log times) and y (candidate log times). Welch's t when both
-// sides have >= 2 values; the pooled-variance t (equal launch-to-launch variance assumed) when one
-// side has 1 and the other >= 2; nullopt when neither side has 2 values (no variance estimate).
+// Difference of means of x (baseline log times) and y (candidate log times). Welch's t and the
+// pooled-variance t when both sides have >= 2 values; the pooled-variance t alone (equal
+// launch-to-launch variance assumed) when one side has 1 and the other >= 2; nullopt when neither
+// side has 2 values (no variance estimate).
 std::optional<TShift> t_shift(std::span<const double> x, std::span<const double> y);
 
 // Per size and side, the log of each trial's median (NaN where that trial has no row at the size),

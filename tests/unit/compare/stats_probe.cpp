@@ -39,11 +39,13 @@ int main() {
     if (const auto t = compare::t_shift(x, y)) {
       const double bound = c.value("bound", 0.0);
       const auto ci = t->interval(conf);
-      const std::vector<compare::TShift> two = {*t, compare::TShift{-t->estimate, t->se, t->df}};
+      const std::vector<compare::TShift> two = {*t, compare::TShift{-t->estimate, t->se, t->df, t->se_alt, t->df_alt}};
       const auto mx = compare::max_interval(two, conf);
       r["t_shift"] = {{"estimate", t->estimate},
                       {"se", t->se},
                       {"df", t->df},
+                      {"se_alt", t->se_alt},
+                      {"df_alt", t->df_alt},
                       {"ci", {ci.first, ci.second}},
                       {"p_below", t->p_below(bound)},
                       {"p_above", t->p_above(bound)},

@@ -88,44 +88,41 @@ class StatsAgainstScipy(unittest.TestCase):
             x, y, b, conf = np.array(c["x"]), np.array(c["y"]), c["bound"], c["confidence"]
             t = r["t_shift"]
             welch = len(x) >= 2 and len(y) >= 2
-            self.assertAlmostEqual(t["estimate"], x.mean() - y.mean(), delta=1e-12)
-            if welch:  # scipy's own test
-                ref = stats.ttest_ind(x, y, equal_var=False)
-                less = stats.ttest_ind(x - b, y, equal_var=False, alternative="less").pvalue
-                greater = stats.ttest_ind(x - b, y, equal_var=False, alternative="greater").pvalue
-                self.assertAlmostEqual(t["p_two_sided"], ref.pvalue, delta=1e-10 + 1e-8 * ref.pvalue)
-                self.assertAlmostEqual(t["p_below"], less, delta=1e-10 + 1e-8 * less)
-                self.assertAlmostEqual(t["p_above"], greater, delta=1e-10 + 1e-8 * greater)
-            # The textbook standard error and df (scipy's ttest_ind gives nan with a single value a side),
-            # with scipy's t distribution.
+            d = x.mean() - y.mean()
+            self.assertAlmostEqual(t["estimate"], d, delta=1e-12)
+            # Welch's t (when both sides have 2 values) and the pooled-variance t: scipy's own tests where
+            # it has them; p-values are the larger of the two, intervals the wider.
             n, m = len(x), len(y)
+            pooled = (((x - x.mean()) ** 2).sum() + ((y - y.mean()) ** 2).sum()) / (n + m - 2)
+            tests = [(math.sqrt(pooled * (1 / n + 1 / m)), n + m - 2)]
             if welch:
                 vx, vy = x.var(ddof=1) / n, y.var(ddof=1) / m
-                se, df = math.sqrt(vx + vy), (vx + vy) ** 2 / (vx ** 2 / (n - 1) + vy ** 2 / (m - 1))
-            else:
-                pooled = (((x - x.mean()) ** 2).sum() + ((y - y.mean()) ** 2).sum()) / (n + m - 2)
-                se, df = math.sqrt(pooled * (1 / n + 1 / m)), n + m - 2
+                tests.insert(0, (math.sqrt(vx + vy), (vx + vy) ** 2 / (vx ** 2 / (n - 1) + vy ** 2 / (m - 1))))
+                for eq in (False, True):
+                    ref = stats.ttest_ind(x, y, equal_var=eq)
+                    se_, df_ = tests[1] if eq else tests[0]
+                    self.assertAlmostEqual(2 * stats.t.sf(abs(d) / se_, df_), ref.pvalue,
+                                           delta=1e-10 + 1e-8 * ref.pvalue)
+                self.assertAlmostEqual(t["se_alt"], tests[1][0], delta=1e-12)
+                self.assertAlmostEqual(t["df_alt"], tests[1][1], delta=1e-12)
+            se, df = tests[0]
             self.assertAlmostEqual(t["se"], se, delta=1e-12)
             self.assertAlmostEqual(t["df"], df, delta=1e-9 * df)
-            d = x.mean() - y.mean()
-            for key, ref_p in [("p_two_sided", 2 * stats.t.sf(abs(d) / se, df)),
-                               ("p_below", stats.t.cdf((d - b) / se, df)),
-                               ("p_above", stats.t.sf((d - b) / se, df))]:
+            for key, ref_p in [("p_two_sided", max(2 * stats.t.sf(abs(d) / s_, f_) for s_, f_ in tests)),
+                               ("p_below", max(stats.t.cdf((d - b) / s_, f_) for s_, f_ in tests)),
+                               ("p_above", max(stats.t.sf((d - b) / s_, f_) for s_, f_ in tests))]:
                 self.assertAlmostEqual(t[key], ref_p, delta=1e-10 + 1e-8 * ref_p, msg=key)
-            q = stats.t.ppf(0.5 + conf / 2, df)
-            lo, hi = d - q * se, d + q * se
+            width = lambda p: max(stats.t.ppf(p, f_) * s_ for s_, f_ in tests)  # noqa: E731
+            half = width(0.5 + conf / 2)
             # Quantiles agree to ~1e-9 relative (the incomplete beta's precision, amplified by 1/density).
-            tol = 1e-8 * (1 + q * se)
-            self.assertAlmostEqual(t["ci"][0], lo, delta=tol)
-            self.assertAlmostEqual(t["ci"][1], hi, delta=tol)
-            # max of (d, -d): lower = max(d - q_lo se, -d - q_lo se) with q_lo at 1 - a/4 (two sizes),
-            # upper = |d| + q_up se with q_up at 1 - a/2.
+            tol = 1e-8 * (1 + half)
+            self.assertAlmostEqual(t["ci"][0], d - half, delta=tol)
+            self.assertAlmostEqual(t["ci"][1], d + half, delta=tol)
+            # max of (d, -d): lower = |d| - width at 1 - a/4 (two sizes), upper = |d| + width at 1 - a/2.
             a = 1 - conf
-            q_lo = stats.t.ppf(1 - a / 4, t["df"])
-            q_up = stats.t.ppf(1 - a / 2, t["df"])
-            d, se = t["estimate"], t["se"]
-            self.assertAlmostEqual(t["max_ci"][0], abs(d) - q_lo * se, delta=1e-8 * (1 + q_lo * se))
-            self.assertAlmostEqual(t["max_ci"][1], abs(d) + q_up * se, delta=1e-8 * (1 + q_up * se))
+            w_lo, w_up = width(1 - a / 4), width(1 - a / 2)
+            self.assertAlmostEqual(t["max_ci"][0], abs(d) - w_lo, delta=1e-8 * (1 + w_lo))
+            self.assertAlmostEqual(t["max_ci"][1], abs(d) + w_up, delta=1e-8 * (1 + w_up))
             self.assertAlmostEqual(r["t_quantile"], stats.t.ppf(conf, len(x)), delta=1e-7)
             if len(x) >= 4:
                 lr = stats.linregress(np.arange(len(x)), x)
