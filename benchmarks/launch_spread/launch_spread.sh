@@ -14,7 +14,11 @@
 # OSU (osu_allreduce) and IMB (IMB-MPI1 Allreduce) run unpinned and pinned with their iteration
 # counts scaled so that a launch takes about as long as ccbench's; they are not vendored: build
 # them beside the repository and point OSU_ALLREDUCE / IMB_MPI1 at the binaries (a setting is
-# skipped with a note when its binary is missing).
+# skipped with a note when its binary is missing). How they were built for docs/method.md:
+#   OSU 5.3 (github.com/forresti/osu-micro-benchmarks, a mirror of the OSU tarball):
+#     ./configure CC=mpicc CXX=mpicxx && make -C mpi/collective osu_allreduce
+#   IMB (github.com/intel/mpi-benchmarks; its Makefile builds with -O0, as shipped):
+#     make CC=mpicc CXX=mpicxx CPPFLAGS=-DOMPI_SKIP_MPICXX=1 IMB-MPI1
 #
 # Environment: K launches per setting (default 5); OSU_ALLREDUCE, IMB_MPI1 (binaries);
 # MAX_TIME_PER_SIZE for ccbench (default 0.5 s). Hold /tmp/ccbench-heavy.lock around it on a shared
