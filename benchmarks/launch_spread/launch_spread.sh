@@ -40,9 +40,9 @@ sizes="16 65536 1048576 16777216"
 
 now() { date +%s.%N; }
 
-# One ccbench launch -> "size median ci_pct" lines in $2.
+# One launch of a tool -> "size median ci_pct" lines in the last argument.
 ccbench_launch() {
-  local bind=$1 out=$2 warm=$3 envs=$4
+  local bind=$1 warm=$2 envs=$3 out=$4
   # shellcheck disable=SC2086  # envs is a list of NAME=VALUE words
   env $envs mpirun -np 2 --oversubscribe --bind-to "$bind" "$build/ccbench" run --ops allreduce -b 16 -e 16M -f 16 \
     -w "$warm" --in-place no -c 0 --max-time-per-size "$MAX_TIME_PER_SIZE" --progress never -J "$tmp/r.json" \
@@ -56,7 +56,7 @@ PY
 }
 
 osu_launch() {
-  local bind=$1 out=$2 iters=$3
+  local bind=$1 iters=$2 out=$3
   mpirun -np 2 --oversubscribe --bind-to "$bind" "$OSU_ALLREDUCE" -m 16:16777216 -i "$iters" -x "$((iters / 10 + 1))" \
     >"$tmp/osu.txt"
   awk -v want="$sizes" 'BEGIN{n=split(want,w," "); for(i=1;i<=n;i++) keep[w[i]]=1}
@@ -64,7 +64,7 @@ osu_launch() {
 }
 
 imb_launch() {
-  local bind=$1 out=$2 iters=$3
+  local bind=$1 iters=$2 out=$3
   mpirun -np 2 --oversubscribe --bind-to "$bind" "$IMB_MPI1" Allreduce -npmin 2 -msglog 4:24 -iter "$iters" \
     -iter_policy off -time 1000 >"$tmp/imb.txt"
   # Columns: #bytes #repetitions t_min t_max t_avg: use t_avg, IMB's headline.
@@ -78,10 +78,14 @@ run_setting() {
   shift 2
   local files=() t0 t1 wall
   t0=$(now)
+  local failed=0
   for ((i = 0; i < K; i++)); do
-    "$fn" "$@" "$tmp/$name.$i" 2>/dev/null || true
+    if ! "$fn" "$@" "$tmp/$name.$i" 2>>"$tmp/errors.log"; then
+      failed=$((failed + 1))
+    fi
     files+=("$tmp/$name.$i")
   done
+  ((failed > 0)) && name+=" ($failed of $K launches failed: $(tail -1 "$tmp/errors.log"))"
   t1=$(now)
   wall=$(/usr/bin/python3 -c "print(f'{($t1 - $t0) / $K:.1f}')")
   /usr/bin/python3 - "$name" "$wall" "${files[@]}" <<'PY'
