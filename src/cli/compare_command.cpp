@@ -89,9 +89,10 @@ int compare_main(int argc, char** argv) {
   app.add_option("--allow-mismatch", allow, "must-match metadata key allowed to differ (repeatable)");
   app.add_option("--format", format, "text|markdown|json")->check(CLI::IsMember({"text", "markdown", "json"}));
   app.add_option("--out", out, "write the output here instead of stdout");
-  app.add_option("--seed", seed, "bootstrap seed (default 20250709)");
-  app.add_option("--resamples", resamples, "bootstrap resamples (default 10000)")->check(CLI::Range(0, 10000000));
-  app.add_option("--min-trials", min_trials, "trials per side for trial-level tests and claims (default 5)")
+  app.add_option("--seed", seed, "ignored (intervals are t intervals on trials; kept for old command lines)");
+  app.add_option("--resamples", resamples, "ignored (no resampling; kept for old command lines)")
+      ->check(CLI::Range(0, 10000000));
+  app.add_option("--min-trials", min_trials, "trials per side for the table's trial unit and for claims (default 5)")
       ->check(CLI::Range(2, 1000));
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "compare/statistics.hpp"
+#include "compare/trial_stats.hpp"
 #include "core/bandwidth.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
@@ -67,13 +68,12 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   r.p_value = mw.p_value;
   r.mw_exact = mw.exact;
   r.significant = mw.p_value < alpha;
-  if (by_trials) {
-    r.p_gate = welch_t_test(x, y).p_value;
-    r.gate_test = "welch_t";
-  } else {
-    r.p_gate = mw.p_value;
-    r.gate_test = "mann_whitney";
-  }
+  // The gate and the across-size statistics work on trials whatever --min-trials says: samples of one
+  // launch share its placement, so a test on pooled samples cries wolf (docs/compare.md).
+  const auto tb = logs(m.base.trial_medians), tc = logs(m.cand.trial_medians);
+  r.trial_shift = t_shift(tb, tc);
+  r.gate_test = !r.trial_shift ? "none" : (tb.size() >= 2 && tc.size() >= 2 ? "welch_t" : "pooled_t");
+  r.p_gate = r.trial_shift ? r.trial_shift->p_two_sided() : 1.0;
   r.ratio = r.ratio_raw * normalization;
   if (r.ci_raw) r.ci = Interval{r.ci_raw->first * normalization, r.ci_raw->second * normalization};
   return r;

@@ -72,10 +72,15 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
 
   // Analyse each size, summarise across sizes, decide.
   c.rows = analyse(m, o.min_trials, o.alpha, norm.factor);
-  summarise(m, c.rows, o.resamples, o.seed, c.summary, c.warnings);
+  summarise(m, c.rows, o.alpha, c.summary, c.warnings);
   data_warnings(c, baseline, candidate, o.min_trials, c.warnings);
   decide(c, o, meta, norm);
   return c;
+}
+
+bool drift_detected(const Summary& s) {
+  auto on = [](const std::optional<SideTrend>& t) { return t && t->detected; };
+  return on(s.drift) || on(s.baseline_trend) || on(s.candidate_trend);
 }
 
 Comparison compare_runs(const CompareOptions& options) {

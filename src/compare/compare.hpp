@@ -14,6 +14,7 @@
 #include "compare/decide.hpp"
 #include "compare/match.hpp"
 #include "compare/metadata.hpp"
+#include "compare/trial_stats.hpp"
 
 namespace ccbench::compare {
 
@@ -57,10 +58,13 @@ struct RowResult {
   bool mw_exact = false;
   bool significant = false;
   std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
-  // The regression gate's per-size test: Welch's t on log trial medians ("welch_t") when the unit
-  // is trials, else the Mann-Whitney test on pooled samples ("mann_whitney").
+  // The regression gate's per-size test, always on trials: one-sided t of "more than the threshold
+  // slower" (Welch's, or the pooled-variance t when one side has a single trial).
   double p_gate = 1;
-  std::string gate_test;
+  std::string gate_test;  // welch_t | pooled_t | none (one trial a side: no test)
+  // Trial-level estimate of log(time_base / time_cand), raw (before normalisation): the difference
+  // of mean log trial medians with its t standard error. Absent with one trial on each side.
+  std::optional<TShift> trial_shift;
   SideAtSize baseline;
   SideAtSize candidate;
   std::optional<double> p_holm;  // gate only
@@ -73,6 +77,15 @@ struct StatisticValue {
   std::optional<Interval> ci90;
   std::optional<double> p_value;  // geomean only: two-sided test of ratio 1
   std::optional<RowKey> at;       // for max: the size that holds it
+  std::optional<TShift> shift;    // geomean only: log ratio with its t standard error
+};
+
+// A trend of a side's trial values against launch order (trials in file order, folders by name).
+struct SideTrend {
+  double slope_per_launch = 0;  // log space: 0.005 is about +0.5% time per launch
+  double p_value = 1;
+  std::size_t trials = 0;
+  bool detected = false;  // p below the trend level (docs/compare.md "Drift")
 };
 
 struct Summary {
@@ -84,9 +97,14 @@ struct Summary {
   bool normalized = false;     // the verdict uses normalised ratios
   std::uint64_t seed = 0;
   int resamples = 0;
-  // "bootstrap" (whole trials, >= 2 per side) or "per-size" (fewer trials: a normal approximation
-  // from the per-size intervals, assuming independent sizes) or "" (no CI).
+  // "t" (t intervals on trial-level values; the max's interval is simultaneous over sizes) or ""
+  // (no CI: one trial on each side, so launch-to-launch variation is unknown).
   std::string ci_method;
+  // Drift across launches: one slope common to both sides (an intercept a side) tested at alpha / 2,
+  // and each side's own trend tested at alpha / 10 (with >= 4 trials).
+  std::optional<SideTrend> drift;
+  std::optional<SideTrend> baseline_trend;
+  std::optional<SideTrend> candidate_trend;
   const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
 };
 
@@ -96,6 +114,9 @@ struct SideInfo {
   int trials = 0;
   std::optional<double> link_gbps;
 };
+
+// Whether a drift across launches was detected (common or on either side).
+bool drift_detected(const Summary& s);
 
 struct Comparison {
   Verdict verdict = Verdict::none;  // exit_code(verdict) is the command's exit code

@@ -51,12 +51,17 @@ void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataRepor
   };
   const int trials = std::min(c.baseline.trials, c.candidate.trials);
   ClaimDecision d = decide_claim(claim, s.ratio * f, scaled(s.ci90), scaled(s.ci95), trials, min_trials);
+  if (drift_detected(c.summary) && d.verdict != Verdict::inconclusive) {
+    d.reason = fmt::format("would be {}, but the launches drift (see warnings), which can decide it: {}",
+                           name(d.verdict), d.reason);
+    d.verdict = Verdict::inconclusive;
+  }
   if (norm.missing) {
     d.verdict = Verdict::inconclusive;
     d.reason = "the claim compares link-normalised ratios, but fabric.link_gbps is missing: " + d.reason;
   } else if (meta.requirement_unknown && d.verdict != Verdict::inconclusive) {
-    d.reason = fmt::format("would be {}, but a claim requirement cannot be checked (see warnings): {}",
-                           name(d.verdict), d.reason);
+    d.reason = fmt::format("would be {}, but a claim requirement cannot be checked (see warnings): {}", name(d.verdict),
+                           d.reason);
     d.verdict = Verdict::inconclusive;
   }
   c.verdict = d.verdict;

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "compare/bootstrap.hpp"
 #include "compare/statistics.hpp"
+#include "compare/trial_stats.hpp"
 #include "core/host_load_note.hpp"
 #include "core/sampling.hpp"
 
@@ -18,19 +18,9 @@ namespace {
 
 constexpr auto kMinSamples = static_cast<std::size_t>(kMinSamplesPerSize);  // the sampler's own minimum per size
 
-std::optional<Interval> percentile_ci(std::vector<double> replicates, double confidence) {
-  if (replicates.empty()) return std::nullopt;
-  const double a = (1.0 - confidence) / 2.0;
-  const double lo = percentile_inplace(replicates, a);
-  const double hi = percentile_inplace(replicates, 1.0 - a);
-  return Interval{std::exp(lo), std::exp(hi)};
-}
-
-// Log trial medians per size, NaN where a trial lacks the size.
-TrialTable trial_table(const Matched& m) {
-  TrialTable table;
-  table.baseline_trials = m.baseline_trials;
-  table.candidate_trials = m.candidate_trials;
+// Log trial medians per size, NaN where a trial lacks the size; trials in launch order.
+TrialLogs trial_logs(const Matched& m) {
+  TrialLogs table;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const auto& size : m.sizes) {
     std::vector<double> b(static_cast<std::size_t>(m.baseline_trials), nan);
@@ -41,55 +31,41 @@ TrialTable trial_table(const Matched& m) {
     for (std::size_t i = 0; i < size.cand.trial_ids.size(); ++i) {
       k[static_cast<std::size_t>(size.cand.trial_ids[i])] = std::log(size.cand.trial_medians[i]);
     }
-    table.baseline_log.push_back(std::move(b));
-    table.candidate_log.push_back(std::move(k));
+    table.baseline.push_back(std::move(b));
+    table.candidate.push_back(std::move(k));
   }
   return table;
 }
 
-// Intervals from the bootstrap replicates, and the percentile-bootstrap p-value of "geomean ratio
-// = 1", consistent with the interval.
-void bootstrap_intervals(const TrialEstimates& est, Summary& s) {
-  s.ci_method = "bootstrap";
-  s.geomean.ci95 = percentile_ci(est.geomean_replicates, 0.95);
-  s.geomean.ci90 = percentile_ci(est.geomean_replicates, 0.90);
-  s.max.ci95 = percentile_ci(est.max_replicates, 0.95);
-  s.max.ci90 = percentile_ci(est.max_replicates, 0.90);
-  std::size_t below = 0, above = 0;
-  for (double v : est.geomean_replicates) {
-    below += v <= 0.0 ? 1 : 0;
-    above += v >= 0.0 ? 1 : 0;
-  }
-  const double r = static_cast<double>(est.geomean_replicates.size());
-  s.geomean.p_value = std::min(1.0, 2.0 * (static_cast<double>(std::min(below, above)) + 1.0) / (r + 1.0));
-}
+Interval exp_interval(std::pair<double, double> i) { return Interval{std::exp(i.first), std::exp(i.second)}; }
 
-// Fewer than 2 trials on a side: whole trials cannot be resampled. The geomean's interval then
-// comes from the per-size intervals (normal approximation in log space, sizes independent); that
-// ignores trial-to-trial variation, which a warning says.
-void per_size_intervals(const std::vector<RowResult>& rows, Summary& s) {
-  const double z95 = normal_quantile(0.975), z90 = normal_quantile(0.95);
-  double var = 0, mean = 0;
-  for (const auto& row : rows) {
-    if (!row.ci_raw) return;
-    const double se = (std::log(row.ci_raw->second) - std::log(row.ci_raw->first)) / (2.0 * z95);
-    var += se * se;
-    mean += std::log(row.ratio_raw);
+// Drift: each side's trial values against launch order, and one slope common to both sides.
+void trends(const TrialLogs& table, double alpha, Summary& s, std::vector<std::string>& warnings) {
+  const auto dev_b = trial_deviations(table.baseline), dev_c = trial_deviations(table.candidate);
+  auto side = [&](const std::vector<double>& dev) -> std::optional<SideTrend> {
+    const auto t = linear_trend(dev);
+    if (!t) return std::nullopt;
+    return SideTrend{t->slope, t->p_value, t->n, t->p_value < alpha / 10.0};
+  };
+  s.baseline_trend = side(dev_b);
+  s.candidate_trend = side(dev_c);
+  if (const auto t = common_trend(dev_b, dev_c))
+    s.drift = SideTrend{t->slope, t->p_value, t->n, t->p_value < alpha / 2.0};
+  const auto percent = [](double slope) { return (std::exp(slope) - 1.0) * 100.0; };
+  constexpr const char* kWhy =
+      "launches are not exchangeable, so a difference between the sides may be the drift; alternate baseline and "
+      "candidate launches (A B A B ...)";
+  if (s.drift && s.drift->detected) {
+    warnings.push_back(fmt::format("the launches drift ({:+.2f}% time per launch on both sides, trend p {:.2g}): {}",
+                                   percent(s.drift->slope_per_launch), s.drift->p_value, kWhy));
   }
-  if (rows.empty()) return;
-  const double n = static_cast<double>(rows.size());
-  mean /= n;
-  const double se = std::sqrt(var) / n;
-  s.ci_method = "per-size";
-  s.geomean.ratio = std::exp(mean);
-  s.geomean.ci95 = Interval{std::exp(mean - z95 * se), std::exp(mean + z95 * se)};
-  s.geomean.ci90 = Interval{std::exp(mean - z90 * se), std::exp(mean + z90 * se)};
-  s.geomean.p_value = se > 0 ? std::min(1.0, 2.0 * normal_sf(std::abs(mean) / se)) : 1.0;
-  const auto best = std::max_element(rows.begin(), rows.end(),
-                                     [](const RowResult& a, const RowResult& b) { return a.ratio_raw < b.ratio_raw; });
-  s.max.ratio = best->ratio_raw;
-  s.max.at = best->key;
-  s.max.ci95 = best->ci_raw;
+  for (const auto& [name, t] : {std::pair{"baseline", s.baseline_trend}, std::pair{"candidate", s.candidate_trend}}) {
+    if (t && t->detected) {
+      warnings.push_back(
+          fmt::format("the {} drifts across its {} launches ({:+.2f}% time per launch, trend p {:.2g}): {}", name,
+                      t->trials, percent(t->slope_per_launch), t->p_value, kWhy));
+    }
+  }
 }
 
 void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool baseline, int trials, int min_trials,
@@ -105,9 +81,9 @@ void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool ba
   }
   if (trials < min_trials && !rows.empty()) {
     w.push_back(fmt::format(
-        "{} has {} trial(s): trials are the independent unit; per-size tests fall back to pooled samples (which "
-        "ignore launch-to-launch variation) and a claim verdict needs at least {} trials per side (ccbench run "
-        "--trials {})",
+        "{} has {} trial(s): trials (launches) are the independent unit; the per-size intervals in the table come "
+        "from pooled samples and show the precision inside a launch, not across launches, and a claim verdict "
+        "needs at least {} trials per side (separate launches: scripts/launches.sh, or ccbench run --trials {})",
         side.name, trials, min_trials, min_trials));
   }
   std::vector<RowKey> few, summary, not_met, wrong;
@@ -155,23 +131,45 @@ std::string list_keys(const std::vector<RowKey>& keys, std::size_t limit) {
   return s;
 }
 
-void summarise(const Matched& m, const std::vector<RowResult>& rows, int resamples, std::uint64_t seed, Summary& s,
+void summarise(const Matched& m, const std::vector<RowResult>& rows, double alpha, Summary& s,
                std::vector<std::string>& warnings) {
   s.sizes = rows.size();
   if (m.sizes.empty()) return;
-  const bool resamplable = m.baseline_trials >= 2 && m.candidate_trials >= 2;
-  const TrialEstimates est = bootstrap_trials(trial_table(m), resamplable ? resamples : 0, seed);
-  s.geomean.ratio = std::exp(est.geomean_log);
-  s.max.ratio = std::exp(est.max_log);
-  s.max.at = m.sizes[est.argmax].key;
-  if (resamplable && resamples > 0) {
-    bootstrap_intervals(est, s);
-  } else {
-    per_size_intervals(rows, s);
-    warnings.push_back(
-        "fewer than 2 trials on a side: the across-size CI cannot resample whole trials; it comes from the "
-        "per-size CIs (assuming independent sizes), or is unavailable where those are");
+  // Across sizes, on trials: the geomean from each trial's mean over sizes (a t interval), the max
+  // from simultaneous per-size t intervals (docs/compare.md "Method").
+  const TrialLogs table = trial_logs(m);
+  const GeomeanEstimate g = geomean_shift(table);
+  s.geomean.ratio = std::exp(g.estimate);
+  s.geomean.shift = g.shift;
+  // The max: the largest per-size trial-level estimate (biased upward by noise: the winner's curse),
+  // with an interval that covers the largest true ratio.
+  std::vector<TShift> shifts;
+  std::size_t argmax = 0;
+  double best = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const double est = row.trial_shift ? row.trial_shift->estimate : std::log(row.ratio_raw);
+    if (est > best) {
+      best = est;
+      argmax = i;
+    }
+    if (row.trial_shift) shifts.push_back(*row.trial_shift);
   }
+  s.max.ratio = std::exp(best);
+  s.max.at = rows[argmax].key;
+  if (g.shift && shifts.size() == rows.size()) {
+    s.ci_method = "t";
+    s.geomean.ci95 = exp_interval(g.shift->interval(0.95));
+    s.geomean.ci90 = exp_interval(g.shift->interval(0.90));
+    s.geomean.p_value = g.shift->p_two_sided();
+    s.max.ci95 = exp_interval(max_interval(shifts, 0.95));
+    s.max.ci90 = exp_interval(max_interval(shifts, 0.90));
+  } else {
+    warnings.push_back(
+        "one trial (launch) on each side: launch-to-launch variation cannot be estimated, so there is no interval "
+        "across sizes and no gate test; run separate launches (scripts/launches.sh) and compare the folders");
+  }
+  trends(table, alpha, s, warnings);
 }
 
 void data_warnings(const Comparison& c, const Side& baseline, const Side& candidate, int min_trials,

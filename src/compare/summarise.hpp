@@ -1,7 +1,7 @@
-// Stage 4 of compare: across sizes. The geometric mean and the max of the per-size ratios with
-// their intervals (a bootstrap over whole trials, or from the per-size CIs when a side has fewer
-// than 2 trials), and the warnings about the data (partial runs, few trials or samples, imported
-// summaries, CI targets not met, failed data checks, sizes on one side only).
+// Stage 4 of compare: across sizes, on trials. The geometric mean and the max of the per-size ratios
+// with their t intervals (the max's holds for all sizes at once), the drift across launches, and the
+// warnings about the data (partial runs, few trials or samples, imported summaries, CI targets not
+// met, failed data checks, sizes on one side only).
 #pragma once
 
 #include <string>
@@ -11,10 +11,10 @@
 
 namespace ccbench::compare {
 
-// Fills summary.geomean, summary.max, summary.ci_method and summary.sizes (the other fields are
-// the caller's); may append a warning.
-void summarise(const Matched& matched, const std::vector<RowResult>& rows, int resamples, std::uint64_t seed,
-               Summary& summary, std::vector<std::string>& warnings);
+// Fills summary.geomean, summary.max, summary.ci_method, summary.sizes and the trends (the other
+// fields are the caller's); may append warnings. `alpha` sets the trend tests' levels.
+void summarise(const Matched& matched, const std::vector<RowResult>& rows, double alpha, Summary& summary,
+               std::vector<std::string>& warnings);
 
 // Warnings about both sides' data, in the order they are printed.
 void data_warnings(const Comparison& comparison, const Side& baseline, const Side& candidate, int min_trials,

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/sizes.hpp"
@@ -105,11 +106,16 @@ std::vector<std::string> summary_lines(const Comparison& c) {
                               compare::name(s.statistic), ratio_cell(u.ratio), interval(u.ci95), *c.baseline.link_gbps,
                               *c.candidate.link_gbps, ratio_cell(u.ratio * norm), interval(scaled(u.ci95, norm))));
   }
-  if (s.ci_method == "bootstrap") {
-    out.push_back(fmt::format("CIs: bootstrap, {} resamples of whole trials, seed {}", s.resamples, s.seed));
-  } else if (s.ci_method == "per-size") {
-    out.push_back("CIs: from the per-size intervals (fewer than 2 trials per side: no trial bootstrap)");
+  if (s.ci_method == "t") {
+    out.push_back(fmt::format(
+        "CIs: t intervals on trials ({} vs {} launches); the max's interval holds for all sizes at once and its "
+        "estimate is biased upward by noise",
+        c.baseline.trials, c.candidate.trials));
   }
+  const bool pooled = std::any_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.unit == "samples"; });
+  out.push_back(pooled ? "per-size CIs are the precision inside a launch (pooled samples), not across launches; "
+                         "separate launches give an honest interval (scripts/launches.sh)"
+                       : "per-size CIs are across launches (trials as the unit)");
   return out;
 }
 

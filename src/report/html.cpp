@@ -330,7 +330,9 @@ std::string render_html(const ReportInput& input) {
   out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());
   out +=
       "<footer>ccbench report. Sample: one iteration's time, the maximum over ranks after a synchronised start; "
-      "busbw and algbw from the median time; CI: distribution-free 95% interval of the median.</footer>\n";
+      "busbw and algbw from the median time; CI: distribution-free 95% interval of the median, the precision "
+      "inside one launch, not across launches (separate launches compared with ccbench compare give that: "
+      "scripts/launches.sh).</footer>\n";
   out += "</body>\n</html>\n";
   return out;
 }

@@ -109,6 +109,10 @@ std::string render_markdown(const ReportInput& input) {
   }
   if (input.verdict) verdict_section(*input.verdict, out);
 
+  out +=
+      "95% CIs are the precision of the median inside one launch, not across launches (docs/method.md); for an "
+      "interval across launches, run separate launches (scripts/launches.sh) and compare them with ccbench "
+      "compare.\n\n";
   // Per op and variant: one row per size, two columns (time, busbw) per run.
   std::vector<std::vector<Series>> all;
   for (const auto& file : input.files) all.push_back(build_series(file));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compare/statistics.hpp"
+#include "compare/trial_stats.hpp"
 #include "core/stats.hpp"
 
 int main() {
@@ -33,6 +34,28 @@ int main() {
     r["hl"] = hl.estimate;
     r["k"] = compare::mann_whitney_ci_rank(x.size(), y.size(), conf);
     r["ci"] = hl.ci ? json::array({hl.ci->first, hl.ci->second}) : json(nullptr);
+    // Trial-level t (docs/compare.md "Method"): estimate, se, df, interval, one-sided p against a
+    // bound, the max interval of two sizes (x vs y, y vs x), the trend of x in order.
+    if (const auto t = compare::t_shift(x, y)) {
+      const double bound = c.value("bound", 0.0);
+      const auto ci = t->interval(conf);
+      const std::vector<compare::TShift> two = {*t, compare::TShift{-t->estimate, t->se, t->df, t->se_alt, t->df_alt}};
+      const auto mx = compare::max_interval(two, conf);
+      r["t_shift"] = {{"estimate", t->estimate},
+                      {"se", t->se},
+                      {"df", t->df},
+                      {"se_alt", t->se_alt},
+                      {"df_alt", t->df_alt},
+                      {"ci", {ci.first, ci.second}},
+                      {"p_below", t->p_below(bound)},
+                      {"p_above", t->p_above(bound)},
+                      {"p_two_sided", t->p_two_sided()},
+                      {"max_ci", {mx.first, mx.second}},
+                      {"bound", bound}};
+    }
+    if (const auto tr = compare::linear_trend(x)) r["trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};
+    if (const auto tr = compare::common_trend(x, y)) r["common_trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};
+    r["t_quantile"] = compare::student_t_quantile(conf, static_cast<double>(x.size()));
     const auto [lo, hi] = stats::median_ci_indices(x.size(), conf);
     r["median_ci_indices"] = json::array({lo, hi});
     out.push_back(r);

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
-#include "compare/bootstrap.hpp"
 #include "compare/statistics.hpp"
+#include "compare/trial_stats.hpp"
 
 namespace ccbench::compare {
 namespace {
@@ -80,31 +81,38 @@ TEST(Statistics, NormalQuantile) {
   EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-12);
 }
 
-TEST(Bootstrap, DeterministicForASeedAndCentredOnTheEstimate) {
-  TrialTable t;
-  t.baseline_trials = 6;
-  t.candidate_trials = 6;
-  std::mt19937_64 rng(5);
-  std::normal_distribution<double> noise(0, 0.01);
-  for (int s = 0; s < 8; ++s) {
-    std::vector<double> b, c;
-    for (int i = 0; i < 6; ++i) {
-      b.push_back(std::log(100.0) + noise(rng));
-      c.push_back(std::log(100.0 / 1.2) + noise(rng));
-    }
-    t.baseline_log.push_back(b);
-    t.candidate_log.push_back(c);
-  }
-  const auto a = bootstrap_trials(t, 2000, 42);
-  const auto b = bootstrap_trials(t, 2000, 42);
-  EXPECT_EQ(a.geomean_replicates, b.geomean_replicates);
-  EXPECT_NEAR(std::exp(a.geomean_log), 1.2, 0.01);
-  auto reps = a.geomean_replicates;
-  const double lo = percentile_inplace(reps, 0.025), hi = percentile_inplace(reps, 0.975);
-  EXPECT_LT(lo, a.geomean_log);
-  EXPECT_GT(hi, a.geomean_log);
-  const auto other = bootstrap_trials(t, 2000, 43);
-  EXPECT_NE(a.geomean_replicates, other.geomean_replicates);
+// Hand-computed: sizes s0, s1; baseline trials (1.0, 1.2, 1.1) and (2.0, 2.2, 2.1), candidate
+// (0.9, 1.1) and (1.8, 2.0) (log times). Per-size differences 0.1 and 0.2, geomean 0.15. Trial
+// deviations: baseline (-0.1, 0.1, 0), candidate (-0.1, 0.1); Welch: v_b = 0.01/3, v_c = 0.02/2,
+// se = sqrt(0.013333) = 0.11547, df = se^4 / (v_b^2/2 + v_c^2/1) = 1.68421.
+TEST(TrialStats, GeomeanShiftByHand) {
+  TrialLogs t;
+  t.baseline = {{1.0, 1.2, 1.1}, {2.0, 2.2, 2.1}};
+  t.candidate = {{0.9, 1.1}, {1.8, 2.0}};
+  const auto g = geomean_shift(t);
+  EXPECT_NEAR(g.estimate, 0.15, 1e-12);
+  ASSERT_TRUE(g.shift.has_value());
+  EXPECT_NEAR(g.shift->se, std::sqrt(0.01 / 3 + 0.01), 1e-12);
+  EXPECT_NEAR(g.shift->df, 1.0 / 0.59375, 1e-9);  // (0.04/3)^2 / ((0.01/3)^2/2 + 0.01^2)
+  const auto dev = trial_deviations(t.baseline);
+  ASSERT_EQ(dev.size(), 3u);
+  EXPECT_NEAR(dev[0], -0.1, 1e-12);
+  EXPECT_NEAR(dev[1], 0.1, 1e-12);
+  EXPECT_NEAR(dev[2], 0.0, 1e-12);
+  // A trial missing a size still counts, with the sizes it has.
+  t.baseline[1][2] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NEAR(trial_deviations(t.baseline)[2], 0.0, 1e-12);
+  // One trial on each side: no variance estimate.
+  EXPECT_FALSE(t_shift(std::vector<double>{1.0}, std::vector<double>{2.0}).has_value());
+}
+
+// [max of simultaneous lower bounds, max of upper bounds] of two sizes with known t parameters.
+TEST(TrialStats, MaxIntervalByHand) {
+  const std::vector<TShift> s = {{0.10, 0.01, 1e9}, {0.12, 0.02, 1e9}};  // df -> normal
+  const auto [lo, hi] = max_interval(s, 0.95);
+  const double z_lo = normal_quantile(1 - 0.05 / 4), z_up = normal_quantile(0.975);
+  EXPECT_NEAR(lo, std::max(0.10 - z_lo * 0.01, 0.12 - z_lo * 0.02), 1e-6);
+  EXPECT_NEAR(hi, std::max(0.10 + z_up * 0.01, 0.12 + z_up * 0.02), 1e-6);
 }
 
 }  // namespace

@@ -74,6 +74,83 @@ class StatsAgainstScipy(unittest.TestCase):
             self.assertAlmostEqual(r["welch_t"], ref.statistic, delta=1e-9 * max(1, abs(ref.statistic)))
             self.assertAlmostEqual(r["welch_p"], ref.pvalue, delta=1e-12 + 1e-8 * ref.pvalue)
 
+    def test_trial_level_t(self):
+        # compare's trial-level inference (src/compare/trial_stats.cpp) against scipy: Welch's t with
+        # >= 2 values a side, the pooled-variance t when one side has a single value.
+        cases = [c for c in self.cases[:60]] + [
+            {"x": [1.02], "y": [1.0, 1.01, 0.99, 1.03], "confidence": 0.95, "bound": -0.01},
+            {"x": [0.97, 1.0, 0.99], "y": [1.01], "confidence": 0.90, "bound": 0.02}]
+        rng = random.Random(3)
+        for c in cases[:60]:
+            c["bound"] = rng.choice([0.0, -0.05, 0.05])
+        results = probe(cases)
+        for c, r in zip(cases, results):
+            x, y, b, conf = np.array(c["x"]), np.array(c["y"]), c["bound"], c["confidence"]
+            t = r["t_shift"]
+            welch = len(x) >= 2 and len(y) >= 2
+            d = x.mean() - y.mean()
+            self.assertAlmostEqual(t["estimate"], d, delta=1e-12)
+            # Welch's t (when both sides have 2 values) and the pooled-variance t: scipy's own tests where
+            # it has them; p-values are the larger of the two, intervals the wider.
+            n, m = len(x), len(y)
+            pooled = (((x - x.mean()) ** 2).sum() + ((y - y.mean()) ** 2).sum()) / (n + m - 2)
+            tests = [(math.sqrt(pooled * (1 / n + 1 / m)), n + m - 2)]
+            if welch:
+                vx, vy = x.var(ddof=1) / n, y.var(ddof=1) / m
+                tests.insert(0, (math.sqrt(vx + vy), (vx + vy) ** 2 / (vx ** 2 / (n - 1) + vy ** 2 / (m - 1))))
+                for eq in (False, True):
+                    ref = stats.ttest_ind(x, y, equal_var=eq)
+                    se_, df_ = tests[1] if eq else tests[0]
+                    self.assertAlmostEqual(2 * stats.t.sf(abs(d) / se_, df_), ref.pvalue,
+                                           delta=1e-10 + 1e-8 * ref.pvalue)
+                self.assertAlmostEqual(t["se_alt"], tests[1][0], delta=1e-12)
+                self.assertAlmostEqual(t["df_alt"], tests[1][1], delta=1e-12)
+            se, df = tests[0]
+            self.assertAlmostEqual(t["se"], se, delta=1e-12)
+            self.assertAlmostEqual(t["df"], df, delta=1e-9 * df)
+            for key, ref_p in [("p_two_sided", max(2 * stats.t.sf(abs(d) / s_, f_) for s_, f_ in tests)),
+                               ("p_below", max(stats.t.cdf((d - b) / s_, f_) for s_, f_ in tests)),
+                               ("p_above", max(stats.t.sf((d - b) / s_, f_) for s_, f_ in tests))]:
+                self.assertAlmostEqual(t[key], ref_p, delta=1e-10 + 1e-8 * ref_p, msg=key)
+            width = lambda p: max(stats.t.ppf(p, f_) * s_ for s_, f_ in tests)  # noqa: E731
+            half = width(0.5 + conf / 2)
+            # Quantiles agree to ~1e-9 relative (the incomplete beta's precision, amplified by 1/density).
+            tol = 1e-8 * (1 + half)
+            self.assertAlmostEqual(t["ci"][0], d - half, delta=tol)
+            self.assertAlmostEqual(t["ci"][1], d + half, delta=tol)
+            # max of (d, -d): lower = |d| - width at 1 - a/4 (two sizes), upper = |d| + width at 1 - a/2.
+            a = 1 - conf
+            w_lo, w_up = width(1 - a / 4), width(1 - a / 2)
+            self.assertAlmostEqual(t["max_ci"][0], abs(d) - w_lo, delta=1e-8 * (1 + w_lo))
+            self.assertAlmostEqual(t["max_ci"][1], abs(d) + w_up, delta=1e-8 * (1 + w_up))
+            self.assertAlmostEqual(r["t_quantile"], stats.t.ppf(conf, len(x)), delta=1e-7)
+            if len(x) >= 4:
+                lr = stats.linregress(np.arange(len(x)), x)
+                self.assertAlmostEqual(r["trend"]["slope"], lr.slope, delta=1e-12)
+                self.assertAlmostEqual(r["trend"]["p"], lr.pvalue, delta=1e-10 + 1e-8 * lr.pvalue)
+            else:
+                self.assertNotIn("trend", r)
+            # One slope, an intercept per series (series of >= 3 values count): least squares by numpy,
+            # the p-value from scipy's t with n - groups - 1 df.
+            series = [v for v in (x, y) if len(v) >= 3]
+            n_all = sum(len(v) for v in series)
+            if n_all >= 5:
+                rows, target = [], []
+                for g, v in enumerate(series):
+                    for i, e in enumerate(v):
+                        rows.append([1.0 if g == k else 0.0 for k in range(len(series))] + [float(i)])
+                        target.append(e)
+                design, target = np.array(rows), np.array(target)
+                coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+                resid = target - design @ coef
+                df = n_all - len(series) - 1
+                cov = (resid @ resid / df) * np.linalg.inv(design.T @ design)
+                p = 2 * stats.t.sf(abs(coef[-1]) / math.sqrt(cov[-1, -1]), df)
+                self.assertAlmostEqual(r["common_trend"]["slope"], coef[-1], delta=1e-10)
+                self.assertAlmostEqual(r["common_trend"]["p"], p, delta=1e-8 + 1e-6 * p)
+            else:
+                self.assertNotIn("common_trend", r)
+
     def test_hodges_lehmann_and_interval(self):
         for c, r in zip(self.cases, self.results):
             x, y = np.array(c["x"]), np.array(c["y"])

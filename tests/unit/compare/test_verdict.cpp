@@ -95,9 +95,15 @@ TEST(Gate, RunComparedWithItselfPasses) {
   EXPECT_EQ(r.verdict, Verdict::pass);
   EXPECT_EQ(exit_code(r.verdict), 0);
   for (const auto& row : r.rows) EXPECT_DOUBLE_EQ(row.ratio, 1.0);
-  // Single-trial runs, samples as the unit.
+  // Single-trial runs: launch-to-launch variation is unknown, so the gate cannot test (samples of one
+  // launch are not independent of it): inconclusive, with the trials that would decide.
   const auto one = make_side("baseline", model(1.0, 4, 1));
-  EXPECT_EQ(compare_sides(one, one, o).verdict, Verdict::pass);
+  const auto single = compare_sides(one, one, o);
+  EXPECT_EQ(single.verdict, Verdict::inconclusive) << single.reason;
+  EXPECT_EQ(exit_code(single.verdict), 4);
+  ASSERT_TRUE(single.trials_needed.has_value());
+  EXPECT_EQ(*single.trials_needed, 5);
+  EXPECT_NE(single.reason.find("one trial (launch) on each side"), std::string::npos) << single.reason;
 }
 
 TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
@@ -118,7 +124,8 @@ TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
   // A 3% slowdown is significant but under the 5% threshold.
   RunModel small = model(1.0, 2);
   small.ratio = [](const std::string&, std::uint64_t) { return 1.0 / 1.03; };
-  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict, Verdict::pass);
+  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict,
+            Verdict::pass);
   // An across-the-board 10% slowdown also fails the geomean.
   const auto all = compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", model(1.0 / 1.1, 2)), o);
   EXPECT_TRUE(all.geomean_regression);
@@ -165,7 +172,7 @@ void expect_false_positive_rate(int trials, double trial_sigma, int samples) {
 
 TEST(Gate, FalsePositiveRateNearAlphaWithTrials) { expect_false_positive_rate(5, 0.02, 20); }
 
-TEST(Gate, FalsePositiveRateNearAlphaWithPooledSamples) { expect_false_positive_rate(1, 0.0, 30); }
+TEST(Gate, FalsePositiveRateNearAlphaWithThreeTrials) { expect_false_positive_rate(3, 0.02, 30); }
 
 TEST(Normalization, TwiceTheLinkDoesNotConfirmAGenerationClaim) {
   RunModel base = model(1.0, 1);
@@ -265,7 +272,8 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   const auto text = report::render_compare_text(r);
   EXPECT_NE(text.find("verdict: confirmed (exit 0)"), std::string::npos);
   EXPECT_NE(text.find("geomean over 18 sizes"), std::string::npos);
-  EXPECT_NE(text.find("seed 20250709"), std::string::npos);
+  EXPECT_NE(text.find("CIs: t intervals on trials (6 vs 6 launches)"), std::string::npos);
+  EXPECT_NE(text.find("per-size CIs are across launches"), std::string::npos);
   const auto md = report::render_compare_markdown(r);
   EXPECT_NE(md.find("| op | bytes |"), std::string::npos);
   EXPECT_NE(md.find("**confirmed**"), std::string::npos);
@@ -285,9 +293,12 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
 // and the command's exit status come from this table only.
 TEST(VerdictEnum, NamesAndExitCodes) {
   const std::pair<Verdict, std::pair<const char*, int>> expected[] = {
-      {Verdict::none, {"none", 0}},           {Verdict::confirmed, {"confirmed", 0}},
-      {Verdict::refuted, {"refuted", 1}},     {Verdict::inconclusive, {"inconclusive", 4}},
-      {Verdict::pass, {"pass", 0}},           {Verdict::regression, {"regression", 1}},
+      {Verdict::none, {"none", 0}},
+      {Verdict::confirmed, {"confirmed", 0}},
+      {Verdict::refuted, {"refuted", 1}},
+      {Verdict::inconclusive, {"inconclusive", 4}},
+      {Verdict::pass, {"pass", 0}},
+      {Verdict::regression, {"regression", 1}},
       {Verdict::not_comparable, {"not_comparable", 3}},
   };
   for (const auto& [v, e] : expected) {
