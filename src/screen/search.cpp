@@ -135,6 +135,7 @@ std::vector<TestSpec> Search::next_round() {
         plan_attribution();
         continue;
       case Phase::attribution:
+        if (plan_confirmation()) continue;
         stage_ = Phase::done;
         conclude();
         return {};
@@ -203,7 +204,8 @@ void Search::plan_attribution() {
   // quartile of the scores, not the median), so a bad host hiding in a bad half of the fleet is
   // still re-tested. Re-tests are cheap; misses are not.
   const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
-  std::vector<std::optional<double>> limit(2);
+  std::vector<std::optional<double>>& limit = limit_;
+  limit.assign(2, std::nullopt);
   for (int k = 0; k < 2; ++k) {
     const Metric metric = metrics[k];
     std::vector<double> scores;
@@ -224,12 +226,7 @@ void Search::plan_attribution() {
   }
   std::vector<std::pair<double, int>> healthy;  // (busbw score or -latency, host)
   for (int h : ring_hosts_) {
-    bool suspect = all_network_tests_failed(h);
-    for (int k = 0; k < 2 && !suspect; ++k) {
-      const auto s = score(h, metrics[k], true);
-      if (s && limit[k] && beyond(metrics[k], *s, *limit[k])) suspect = true;
-    }
-    if (suspect) {
+    if (all_network_tests_failed(h) || beyond_limits(h)) {
       suspects_.push_back(h);
     } else {
       const auto bw = score(h, Metric::busbw_gbps, true);
@@ -242,6 +239,38 @@ void Search::plan_attribution() {
   if (pool_.empty()) return;
   for (std::size_t i = 0; i < suspects_.size(); ++i)
     add_test(Stage::attribution, {suspects_[i], pool_[i % pool_.size()]});
+}
+
+bool Search::beyond_limits(int host) const {
+  const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
+  for (int k = 0; k < 2; ++k) {
+    const auto s = score(host, metrics[k], true);
+    if (s && limit_[static_cast<std::size_t>(k)] && beyond(metrics[k], *s, *limit_[static_cast<std::size_t>(k)]))
+      return true;
+  }
+  return false;
+}
+
+bool Search::plan_confirmation() {
+  if (pool_.empty()) return false;
+  bool added = false;
+  for (int s : suspects_) {
+    if (all_network_tests_failed(s) || !beyond_limits(s)) continue;
+    std::vector<int> partners;
+    for (const auto& t : tests_)
+      if (t.spec.stage == Stage::attribution && t.spec.hosts[0] == s) partners.push_back(t.spec.hosts[1]);
+    if (static_cast<int>(partners.size()) >= criteria_.confirm) continue;
+    // The next healthy host it has not been tested beside.
+    const auto start = std::ranges::find(pool_, partners.back()) - pool_.begin();
+    for (std::size_t i = 1; i <= pool_.size(); ++i) {
+      const int p = pool_[(static_cast<std::size_t>(start) + i) % pool_.size()];
+      if (contains(partners, p)) continue;
+      add_test(Stage::attribution, {s, p});
+      added = true;
+      break;
+    }
+  }
+  return added;
 }
 
 Floor Search::make_floor(Stage stage, Metric metric, const std::vector<int>& hosts) const {

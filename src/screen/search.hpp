@@ -13,7 +13,9 @@
 //                      neighbours are bad.
 //   stage attribution  every suspect (score beyond the provisional floor, or every test failed)
 //                      re-tested beside a host the ring showed healthy, so the blame lands on a host
-//                      and not on a pair.
+//                      and not on a pair; a slow suspect still beyond after its re-test gets another
+//                      one beside a different healthy host (Criteria::confirm), so one noisy test
+//                      cannot blame a host.
 //
 // The floor is relative to the fleet (median and MAD of the hosts' scores for the same test) and,
 // when given, absolute. Both small-message latency and bandwidth-bound busbw are judged.
@@ -59,6 +61,9 @@ struct Criteria {
   double mad_k = 4.0;
   // Fewer hosts than this with a score: no relative floor (one bad host would move the median).
   int min_fleet = 3;
+  // Re-tests beside healthy hosts a slow suspect gets at most; it is cleared by the first that
+  // passes (a hang beside a healthy host is conclusive at the first).
+  int confirm = 2;
   // Absolute floors of the network tests (pairs), when known.
   std::optional<double> expect_busbw_gbps;
   std::optional<double> expect_latency_us;
@@ -118,6 +123,8 @@ class Search {
   void plan_solo();
   void plan_ring();
   void plan_attribution();
+  bool plan_confirmation();  // false: nothing more to test
+  bool beyond_limits(int host) const;
   void conclude();
   std::vector<TestSpec> take_round();
   int add_test(Stage stage, std::vector<int> hosts);
@@ -139,6 +146,7 @@ class Search {
   std::vector<int> ring_hosts_;
   std::vector<int> suspects_;
   std::vector<int> pool_;  // hosts the ring showed healthy, best first
+  std::vector<std::optional<double>> limit_;  // provisional floor (busbw) and ceiling (latency)
   std::vector<HostResult> hosts_;
   std::vector<Floor> floors_;
 };

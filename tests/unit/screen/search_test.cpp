@@ -77,15 +77,17 @@ TEST(ScreenSearch, OneSlowLinkIsNamedWithItsEvidence) {
   f.busbw[3] = 0.55;
   const Search s = run(f);
   EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, S, H, H}));
-  // Only host 3 is a suspect (2 and 4 have a fast test with their other neighbour): one re-test,
-  // beside the first host of the healthy pool.
-  ASSERT_EQ(s.tests().size(), 13u);
+  // Only host 3 is a suspect (2 and 4 have a fast test with their other neighbour): re-tested
+  // beside the first host of the healthy pool, and, still slow, beside the second.
+  ASSERT_EQ(s.tests().size(), 14u);
   EXPECT_EQ(s.tests()[12].spec.stage, Stage::attribution);
   EXPECT_EQ(s.tests()[12].spec.hosts, (std::vector<int>{3, 0}));
+  EXPECT_EQ(s.tests()[13].spec.hosts, (std::vector<int>{3, 1}));
+  EXPECT_EQ(s.rounds(), 5);
   const HostResult& h = s.hosts()[3];
   EXPECT_EQ(h.reason, "network busbw below the floor");
-  // Ring tests (2,3)=id 7 and (3,4)=id 10, and the re-test 12.
-  EXPECT_EQ(h.implicating_tests, (std::vector<int>{7, 10, 12}));
+  // Ring tests (2,3)=id 7 and (3,4)=id 10, and the re-tests 12 and 13.
+  EXPECT_EQ(h.implicating_tests, (std::vector<int>{7, 10, 12, 13}));
   bool found = false;
   for (const auto& e : h.evidence) {
     if (e.stage == Stage::ring && e.metric == Metric::busbw_gbps) {
@@ -190,6 +192,23 @@ TEST(ScreenSearch, TwoHostsHaveNoRelativeFloorAndAFailedPairBlamesBoth) {
     }
   EXPECT_EQ(verdicts(s), (std::vector<Verdict>{F, F}));
   EXPECT_EQ(s.hosts()[0].reason, "timeout (no host shown healthy to re-test beside: the pair is blamed)");
+}
+
+TEST(ScreenSearch, ASuspectClearedByItsFirstRetestIsNotRetestedAgain) {
+  // Host 1's ring tests are both slow by noise, its re-test is not.
+  Search s(6, {}, 0);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      m.latency_us = 10;
+      if (t.stage != Stage::solo) m.busbw_gbps = (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) ? 0.5 : 1.0;
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  int retests = 0;
+  for (const auto& t : s.tests()) retests += t.spec.stage == Stage::attribution;
+  // 0 and 2 have a fast test with their other neighbour: only 1 is a suspect.
+  EXPECT_EQ(retests, 1);
 }
 
 TEST(ScreenSearch, ConcurrencyOneRunsOneTestPerRound) {
