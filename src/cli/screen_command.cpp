@@ -105,7 +105,8 @@ struct TestRun {
   pid_t pid = -1;
   std::chrono::steady_clock::time_point started;
   double elapsed_s = 0;
-  int exit_status = 0;  // launcher's exit code, or 128 + signal
+  int exit_status = 0;  // launcher's exit code (128 + signal when a signal ended it)
+  int signal = 0;       // the signal that ended the launcher, 0 if it exited
   bool killed = false;  // by the screen at the test deadline
   Measurement measurement;
   std::optional<int> result_exit_code;
@@ -251,18 +252,23 @@ std::optional<std::string> unreachable_line(const std::string& log) {
   return first;
 }
 
-// The last line of the log that says what went wrong (ccbench's or the launcher's).
+// The line of the log that best says what went wrong: the first one naming a cause (ccbench's
+// watchdog, a dead peer, a connection the transport could not make), else the last error line.
 std::string error_line(const std::string& log) {
+  static const char* const causes[] = {"timeout:", "peer failed", "is stopped", "Unable to connect", "unreachable",
+                                       "Connection refused", "exited on signal"};
+  static const char* const errors[] = {"error", "ERROR", "FATAL", "ccbench", "exited", "abort"};
   std::stringstream lines(log);
-  std::string line, best;
+  std::string line, last;
   while (std::getline(lines, line)) {
     const std::string l = trim(line);
     if (l.empty() || l[0] == '#' || l.find("setpgid") != std::string::npos) continue;
-    if (l.find("error") != std::string::npos || l.find("ccbench") != std::string::npos ||
-        l.find("timeout") != std::string::npos || l.find("exited") != std::string::npos)
-      best = l;
+    for (const char* c : causes)
+      if (l.find(c) != std::string::npos) return l;
+    for (const char* e : errors)
+      if (l.find(e) != std::string::npos) last = l;
   }
-  return best;
+  return last;
 }
 
 void judge(TestRun& t, const ScreenOptions& o) {
@@ -280,14 +286,18 @@ void judge(TestRun& t, const ScreenOptions& o) {
   }
   Measurement& m = t.measurement;
   const std::string exit_text =
-      t.exit_status > 128 ? fmt::format("launcher ended by signal {}", t.exit_status - 128)
+      t.signal != 0 ? fmt::format("launcher ended by signal {}", t.signal)
                           : fmt::format("launcher exit {}", t.exit_status);
   if (t.killed) {
     m.outcome = Outcome::failed;
     m.reason = fmt::format("no end within {:.0f} s (the test deadline): killed by the screen; a stopped rank or a "
                            "launcher that cannot end",
                            o.test_timeout_s);
-    if (file && file->run.error) m.reason += "; the result file says: " + *file->run.error;
+    if (file && file->run.error) {
+      m.reason += "; the result file says: " + *file->run.error;
+    } else if (const std::string line = error_line(log); !line.empty()) {
+      m.reason += "; the log says: " + line;
+    }
     return;
   }
   if (t.exit_status == 0 && file && file->run.status == "complete") {
@@ -368,6 +378,7 @@ bool run_round(std::vector<TestRun>& round, const ScreenOptions& o, const std::v
       ++finished;
       t.elapsed_s = std::chrono::duration<double>(now - t.started).count();
       t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      t.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       judge(t, o);
       std::string hosts;
       for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
@@ -455,6 +466,9 @@ int screen_main(int argc, char** argv) {
   app.add_option("--latency-tolerance", o.criteria.latency_tolerance,
                  "latency ceiling at least this far above the fleet median (0.5)")
       ->check(CLI::Range(0.0, 100.0));
+  std::string judge = "both";
+  app.add_option("--judge", judge, "busbw | latency | both (default both)")
+      ->check(CLI::IsMember({"busbw", "latency", "both"}));
   app.add_option("--mad-k", o.criteria.mad_k, "floor at least this many scaled MADs from the median (4)")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--out", o.out, "folder for screen.json and every test's result file (must not exist)")->required();
@@ -500,6 +514,8 @@ int screen_main(int argc, char** argv) {
       throw UsageError(fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
     if (!o.path.empty() && o.backend != "nccl") throw UsageError("--path: only with --backend nccl");
     if (o.test_timeout_s == 0) o.test_timeout_s = 2 * o.timeout_s + 60;
+    o.criteria.judge_busbw = judge != "latency";
+    o.criteria.judge_latency = judge != "busbw";
     o.criteria.expect_busbw_gbps = expect_busbw;
     o.criteria.expect_latency_us = expect_latency;
     if (!instance_type.empty() && !expect_busbw) {
@@ -654,6 +670,7 @@ int screen_main(int argc, char** argv) {
                  {"busbw_tolerance", o.criteria.busbw_tolerance},
                  {"latency_tolerance", o.criteria.latency_tolerance},
                  {"mad_k", o.criteria.mad_k},
+                 {"judge", judge},
                  {"expect_busbw_gbps", json_or_null(o.criteria.expect_busbw_gbps)},
                  {"expect_latency_us", json_or_null(o.criteria.expect_latency_us)}};
   j["summary"] = {{"hosts", n},

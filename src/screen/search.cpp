@@ -73,6 +73,10 @@ bool beyond(Metric metric, double measured, double floor) {
 
 bool network(Stage stage) { return stage != Stage::solo; }
 
+bool judged(const Criteria& c, Metric metric) {
+  return metric == Metric::busbw_gbps ? c.judge_busbw : c.judge_latency;
+}
+
 bool contains(const std::vector<int>& v, int x) { return std::ranges::find(v, x) != v.end(); }
 
 }  // namespace
@@ -208,6 +212,7 @@ void Search::plan_attribution() {
   limit.assign(2, std::nullopt);
   for (int k = 0; k < 2; ++k) {
     const Metric metric = metrics[k];
+    if (!judged(criteria_, metric)) continue;
     std::vector<double> scores;
     for (int h : ring_hosts_)
       if (auto s = score(h, metric, true)) scores.push_back(*s);
@@ -306,6 +311,7 @@ void Search::conclude() {
     if (!excluded_[static_cast<std::size_t>(h)]) solo_ok.push_back(h);
   for (Stage stage : {Stage::solo, Stage::ring}) {
     for (Metric metric : {Metric::latency_us, Metric::busbw_gbps}) {
+      if (!judged(criteria_, metric)) continue;
       Floor f = make_floor(stage, metric, stage == Stage::solo ? solo_ok : ring_hosts_);
       if (f.hosts > 0) floors_.push_back(f);
     }

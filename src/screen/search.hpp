@@ -59,6 +59,10 @@ struct Criteria {
   double busbw_tolerance = 0.2;
   double latency_tolerance = 0.5;
   double mad_k = 4.0;
+  // Which metrics are judged (both by default; an emulated fabric without a latency model judges
+  // busbw only: its small-message times measure CPU scheduling).
+  bool judge_busbw = true;
+  bool judge_latency = true;
   // Fewer hosts than this with a score: no relative floor (one bad host would move the median).
   int min_fleet = 3;
   // Re-tests beside healthy hosts a slow suspect gets at most; it is cleared by the first that

@@ -9,8 +9,10 @@
 #                 says the screen ended the test at its deadline
 #   all_healthy   3 screens of a healthy fleet: exit 0 each, nobody blamed
 # Bound: a test ends within its deadline (--test-timeout, here 20 s) plus the 5 s the screen gives
-# the launcher after SIGTERM, so a screen of N tests ends within N x 25 s; the tests that fail end
-# within -T + 15 s (watchdog) or the deadline + 6 s (a stopped rank, which no watchdog can see).
+# the launcher after SIGTERM, so a screen of N tests ends within N x 25 s; each failing test ends
+# within the deadline + 6 s (a stopped rank, or a connection that is never answered while the run
+# sets up, ends only there). Only busbw is judged: the emulated fabric has no latency model and
+# its small-message times measure CPU scheduling on this machine (docs/screen.md).
 source "$(dirname "$0")/../emulate/common.sh"
 case=${1:?case}
 N=6 T=5 DEADLINE=20 RATE=400mbit SLOW=220mbit
@@ -25,7 +27,7 @@ run_screen() {
   t0=$(date +%s.%N)
   rc=0
   timeout 900 bash "$fabric" exec -- "$CCBENCH" screen --hosts "$hosts" --concurrency 1 -T "$T" \
-    --test-timeout "$DEADLINE" -e "${CCB_SCREEN_LARGE:-8M}" -n "${CCB_SCREEN_ITERS:-6}" --max-time-per-size 2 --out "$out" \
+    --test-timeout "$DEADLINE" -e "${CCB_SCREEN_LARGE:-4M}" -n "${CCB_SCREEN_ITERS:-4}" -w 1 --run-arg=--check=0 --max-time-per-size 2 --judge busbw --out "$out" \
     --healthy-out "$out.healthy" --exclude-out "$out.exclude" >"$out.stdout" 2>"$out.stderr" || rc=$?
   t1=$(date +%s.%N)
   elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
@@ -115,14 +117,17 @@ case $case in
     expect_lists ccb-h2
     reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == 'ccb-h2'][0]['reason'])")
     echo "measured: ccb-h2 reason: $reason"
-    [[ $reason == *"timeout:"*"did not finish within $T s"* ]] || fail "reason does not name the timeout: $reason"
+    # Either side of the dead link: the one that cannot send fails at once ("Network is unreachable"),
+    # the one whose connection is never answered waits: ccbench's watchdog (-T) or the deadline.
+    [[ $reason == *"Network is unreachable"* || $reason == *"timeout:"* || $reason == *"killed by the screen"* ]] ||
+      fail "reason does not say why: $reason"
     py "
 d = json.load(open('$out/screen.json'))
 bad = [t for t in d['tests'] if t['outcome'] != 'ok']
 assert bad and all('ccb-h2' in t['hosts'] for t in bad), bad
-assert all(t['elapsed_s'] <= $T + 15 for t in bad), [t['elapsed_s'] for t in bad]
-print('measured: failed tests', len(bad), 'each ended within', max(t['elapsed_s'] for t in bad), 's')" ||
-      fail "failed tests: not all with ccb-h2, or slower than -T + 15 s"
+assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t in bad]
+print('measured: failed tests', len(bad), 'ended after', [round(t['elapsed_s'], 1) for t in bad], 's')" ||
+      fail "failed tests: not all with ccb-h2, or past the deadline + 6 s"
     ;;
   stopped_rank)
     bash "$fabric" stop-ranks 4 2>"$WORK/stopper.log" &

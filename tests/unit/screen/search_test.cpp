@@ -169,6 +169,17 @@ TEST(ScreenSearch, HighLatencyIsJudgedToo) {
   EXPECT_NE(s.hosts()[0].reason.find("network latency above the ceiling"), std::string::npos);
 }
 
+TEST(ScreenSearch, AMetricNotJudgedBlamesNobody) {
+  Fleet f = healthy(6);
+  f.latency[0] = 40;
+  Criteria c;
+  c.judge_latency = false;
+  const Search s = run(f, c);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  EXPECT_EQ(s.tests().size(), 12u);  // and nobody re-tested
+  for (const Floor& fl : s.floors()) EXPECT_EQ(fl.metric, Metric::busbw_gbps);
+}
+
 TEST(ScreenSearch, AnAbsoluteFloorBlamesAUniformlySlowFleet) {
   Criteria c;
   c.expect_busbw_gbps = 1.5;
