@@ -8,14 +8,14 @@
 #   stopped_rank  every ccbench rank on ccb-h4 SIGSTOPped as it starts: ccb-h4 failed, the reason
 #                 says the screen ended the test at its deadline
 #   all_healthy   3 screens of a healthy fleet: exit 0 each, nobody blamed
-# Bound: a test ends within its deadline (--test-timeout, here 20 s) plus the 5 s the screen gives
+# Bound: a test ends within its deadline (--test-timeout, here 12 s) plus the 5 s the screen gives
 # the launcher after SIGTERM, so a screen of N tests ends within N x 25 s; each failing test ends
 # within the deadline + 6 s (a stopped rank, or a connection that is never answered while the run
 # sets up, ends only there). Only busbw is judged: the emulated fabric has no latency model and
 # its small-message times measure CPU scheduling on this machine (docs/screen.md).
 source "$(dirname "$0")/../emulate/common.sh"
 case=${1:?case}
-N=6 T=5 DEADLINE=20 RATE=400mbit SLOW=220mbit
+N=6 T=5 DEADLINE=12 RATE=400mbit SLOW=220mbit
 hosts=ccb-h0,ccb-h1,ccb-h2,ccb-h3,ccb-h4,ccb-h5
 fabric="$ROOT/scripts/emulate/fabric.sh"
 emu_up "$N" "$RATE"
