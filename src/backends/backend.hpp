@@ -44,13 +44,25 @@ class BackendError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Options that only some backends read (the NCCL path presets, CUDA graphs); unknown keys are
-// rejected by the backend that does not know them.
+class ControlChannel;  // sweep/channel.hpp (header-only: the one sweep header backends see)
+
+// Options that only some backends read (the NCCL path presets, CUDA graphs, the libfabric
+// endpoint); an option a backend does not take is rejected by it (exit 2).
 struct BackendOptions {
   std::string path;         // nccl: nvlink | efa | all
   int graph_launches = 0;   // nccl: -G, capture this many ops in a CUDA graph per launch
   int local_rank = 0;       // rank within the node (GPU selection)
   int local_size = 1;
+  // The control channel between ranks for set-up exchanges (NCCL's unique id, libfabric's
+  // addresses): never MPI directly. Outlives the backend.
+  ControlChannel* channel = nullptr;
+  // libfabric (`ccbench fabric`): provider ("" = default choice), domain, window, memory.
+  std::string provider;
+  std::string domain;
+  int window = 64;
+  std::string memory = "host";  // host | cuda
+  bool want_rma = false;
+  double probe_timeout_s = 30;  // the message each way that proves the peer is reachable
 };
 
 class Backend {

@@ -9,7 +9,8 @@ namespace ccbench::cli {
 struct Command {
   std::string_view name;
   std::string_view summary;
-  // Receives argv with argv[0] = "ccbench <name>"; returns the process exit code (DESIGN.md).
+  // Receives argv with argv[0] = "ccbench <name>"; returns the process exit code (README.md, "Exit
+  // codes").
   int (*main)(int argc, char** argv);
 };
 

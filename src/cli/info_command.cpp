@@ -1,16 +1,17 @@
 // `ccbench info`: the discovered system as JSON. From a shell it describes this host; under mpirun
 // or srun it gathers every rank's host, as a result file's "system" section would.
-#include <mpi.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "backends/backend.hpp"
 #include "cli/command.hpp"
+#include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
+#include "sweep/mpi_channel.hpp"
 #include "system/host_info.hpp"
 #include "system/instance_profile.hpp"
 #include "system/library_versions.hpp"
@@ -46,36 +47,13 @@ int info_main(int argc, char** argv) {
   }
 
   const bool use_mpi = launched_by_mpi();
-  int rank = 0;
-  int size = 1;
-  if (use_mpi) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-  }
+  std::optional<MpiChannel> channel;
+  if (use_mpi) channel.emplace(MpiChannel::init_world(argc, argv));
+  const int rank = channel ? channel->rank() : 0;
   const system::HostInfo local = system::read_host_info();
   std::string mine = system::to_json(local).dump();
   std::vector<std::string> all{mine};
-  if (use_mpi) {
-    int len = static_cast<int>(mine.size());
-    std::vector<int> lens(static_cast<std::size_t>(size));
-    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    std::vector<int> displs(static_cast<std::size_t>(size));
-    int total = 0;
-    for (int i = 0; i < size; ++i) {
-      displs[static_cast<std::size_t>(i)] = total;
-      total += lens[static_cast<std::size_t>(i)];
-    }
-    std::string buffer(static_cast<std::size_t>(total), '\0');
-    MPI_Gatherv(mine.data(), len, MPI_CHAR, buffer.data(), lens.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-      all.clear();
-      for (int i = 0; i < size; ++i) {
-        all.push_back(buffer.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]),
-                                    static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
-      }
-    }
-  }
+  if (channel) all = channel->gather_to_root(mine);
   int rc = exit_code::ok;
   if (rank == 0) {
     nlohmann::json hosts = nlohmann::json::array();
@@ -115,7 +93,7 @@ int info_main(int argc, char** argv) {
          {{"instance_type", instance_type},
           {"instance_profile", profile},
           {"nodes", static_cast<int>(ranks_on_host.size())},
-          {"ranks", size},
+          {"ranks", channel ? channel->size() : 1},
           {"ranks_per_node", ranks_per_node},
           {"hosts", hosts}}},
         {"software", software},
@@ -133,11 +111,10 @@ int info_main(int argc, char** argv) {
       rc = exit_code::usage;
     }
   }
-  if (use_mpi) MPI_Finalize();
-  return rc;
+  return channel ? MpiChannel::finalize(rc) : rc;
 }
 
-const bool registered = register_command({"info", "discovered system as JSON (shell or mpirun)", &info_main});
+const bool registered = register_command({"info", measuring_summary("info"), &info_main});
 
 }  // namespace
 }  // namespace ccbench::cli

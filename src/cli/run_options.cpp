@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -73,44 +74,24 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
 
-  std::string ops, min_bytes = "8", max_bytes = "64M", step_bytes = "0", dtype = "float", redop = "sum", iters = "auto",
-                   target_ci = "0.01", in_place = "both", timing = "ccbench", config_path, check = "1";
-  double step_factor = 2.0;
+  std::string link_gbps;
+  std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench", config_path;
+  SharedFlagText shared;
   app.add_option("--backend", config.backend, "mpi | nccl")->default_val(config.backend);
   app.add_option("--ops", ops, "comma list: allreduce,allgather,alltoall,reduce_scatter,broadcast")
       ->default_str("allreduce,allgather,alltoall");
-  app.add_option("-b,--min-bytes", min_bytes, "smallest size (K/M/G = powers of 1024)")->default_str("8");
-  app.add_option("-e,--max-bytes", max_bytes, "largest size")->default_str("64M");
-  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0);
-  app.add_option("-i,--step-bytes", step_bytes, "arithmetic step (wins over -f)")->default_str("0");
+  add_shared_flags(app, config, shared, "collective");
   app.add_option("-d,--dtype", dtype, "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2")
       ->default_str("float");
   app.add_option("-o,--redop", redop, "sum prod min max avg")->default_str("sum");
   app.add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
-  app.add_option("-w,--warmup", config.warmup, "warm-up iterations per size")->default_val(5);
-  app.add_option("-n,--iters", iters, "samples per size, or auto (until --target-ci)")->default_str("auto");
-  app.add_option("--target-ci", target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
-      ->default_str("0.01");
-  app.add_option("--max-time-per-size", config.max_time_per_size_s, "-n auto: seconds of sampling per size")
-      ->default_val(1.0);
-  app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(1);
-  app.add_option("-c,--check", check, "verify every output element (0|1)")->default_str("1");
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
-  app.add_option("--batch", config.batch, "ops per sample (0 = from the warm-up time)")->default_val(0);
-  app.add_option("--seed", config.seed, "seed of the data pattern")->default_val(1);
-  app.add_option("--label", config.label, "free text recorded in the result file");
-  app.add_option("--instance-type", config.instance_type, "override the DMI product name");
-  app.add_option("-J,--json", config.json_path, "result file (a .jsonl stream is written beside it)");
-  app.add_option("-T,--timeout", config.timeout_s, "seconds one collective may take before the run aborts (exit 3)")
-      ->default_val(300);
   app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
   app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
-  app.add_option("--link-gbps", config.link_gbps, "record the per-node link rate in Gbit/s");
-  app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
-      ->default_str("auto");
+  app.add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
   app.add_option("--config", config_path, "YAML file with the same keys (flags win)");
 
   std::set<std::string> known;
@@ -147,24 +128,10 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   for (Op op : config.ops) {
     if (!info(op).is_collective) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
   }
-  auto bytes = [](const char* flag, const std::string& text) {
-    try {
-      return parse_bytes(text);
-    } catch (const UsageError& e) {
-      throw UsageError(std::string(flag) + ": " + e.what());
-    }
-  };
-  config.sizes.min_bytes = bytes("-b/--min-bytes", min_bytes);
-  config.sizes.max_bytes = bytes("-e/--max-bytes", max_bytes);
-  config.sizes.step_bytes = bytes("-i/--step-bytes", step_bytes);
-  config.sizes.step_factor = step_factor;
-  if (config.sizes.step_bytes == 0 && !(step_factor > 1.0) && config.sizes.min_bytes != config.sizes.max_bytes) {
-    throw UsageError("-f/--step-factor must be greater than 1 (got " + std::to_string(step_factor) + ")");
-  }
+  apply_shared_flags(config, shared);
   config.dtype = parse_enum<DType>("-d/--dtype", dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
   config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, "sum, prod, min, max, avg");
   if (config.redop == RedOp::none) throw UsageError("-o/--redop: 'none' is not a reduction");
-  apply_sampling_options(config, iters, target_ci, check);
   if (in_place == "yes" || in_place == "1" || in_place == "true") {
     config.in_place = InPlaceMode::yes;
   } else if (in_place == "no" || in_place == "0" || in_place == "false") {
@@ -181,10 +148,10 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   } else {
     throw UsageError("--timing: expected ccbench or nccl-tests, got '" + timing + "'");
   }
-  if (config.progress != "auto" && config.progress != "always" && config.progress != "never") {
-    throw UsageError("--progress: expected auto, always or never, got '" + config.progress + "'");
+  if (!link_gbps.empty()) {
+    config.link_gbps = parse_finite("--link-gbps", link_gbps);
+    if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
   }
-  if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "compare/load.hpp"
 #include "compare/statistics.hpp"
 #include "compare/verdict.hpp"
+#include "core/sampling.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -30,7 +31,7 @@ std::string format_key(const RowKey& key) {
 
 namespace {
 
-constexpr std::size_t kMinSamples = 10;  // the sampler's own minimum per size (DESIGN.md)
+constexpr auto kMinSamples = static_cast<std::size_t>(kMinSamplesPerSize);  // the sampler's own minimum per size
 
 double busbw_for(const RowKey& key, double time_us) {
   const auto op = parse_op(key.op);

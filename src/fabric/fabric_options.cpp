@@ -6,19 +6,9 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "sweep/session_flags.hpp"
 
 namespace ccbench::fabric {
-namespace {
-
-std::uint64_t bytes_flag(const char* flag, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const UsageError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what());
-  }
-}
-
-}  // namespace
 
 std::string_view name(MemoryKind kind) { return kind == MemoryKind::cuda ? "cuda" : "host"; }
 
@@ -61,9 +51,9 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
 
-  std::string ops = "pingpong,bw", min_bytes = "8", max_bytes = "4M", step_bytes = "0", iters = "auto",
-              target_ci = "0.01", check = "1", memory = "host";
-  double step_factor = 2.0;
+  std::string ops = "pingpong,bw", memory = "host";
+  SharedFlagText shared;
+  shared.max_bytes = "4M";
   app.add_option("--ops", ops, "comma list: pingpong,bw,bibw,write,read")->default_str(ops);
   app.add_option("-p,--provider", config.provider,
                  "libfabric provider (efa, shm, tcp, ...); default: efa, else shm on one host, else tcp");
@@ -71,26 +61,7 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   app.add_flag("--list-providers", config.list_providers, "print the providers fi_getinfo offers and exit");
   app.add_option("--window", config.window, "outstanding operations of bw, bibw, write, read")->default_val(64);
   app.add_option("--memory", memory, "host | cuda (GPU buffers through FI_HMEM)")->default_str("host");
-  app.add_option("-b,--min-bytes", min_bytes, "smallest message (K/M/G = powers of 1024)")->default_str("8");
-  app.add_option("-e,--max-bytes", max_bytes, "largest message")->default_str("4M");
-  app.add_option("-f,--step-factor", step_factor, "geometric step")->default_val(2.0);
-  app.add_option("-i,--step-bytes", step_bytes, "arithmetic step (wins over -f)")->default_str("0");
-  app.add_option("-w,--warmup", run.warmup, "warm-up operations per size")->default_val(5);
-  app.add_option("-n,--iters", iters, "samples per size, or auto (until --target-ci)")->default_str("auto");
-  app.add_option("--target-ci", target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
-      ->default_str("0.01");
-  app.add_option("--max-time-per-size", run.max_time_per_size_s, "-n auto: seconds of sampling per size")
-      ->default_val(1.0);
-  app.add_option("--trials", run.trials, "passes over the whole plan, interleaved")->default_val(1);
-  app.add_option("-c,--check", check, "verify every received payload (0|1)")->default_str("1");
-  app.add_option("--batch", run.batch, "operations per sample (0 = from the warm-up time)")->default_val(0);
-  app.add_option("--seed", run.seed, "seed of the data pattern")->default_val(1);
-  app.add_option("--label", run.label, "free text recorded in the result file");
-  app.add_option("--instance-type", run.instance_type, "override the DMI product name");
-  app.add_option("-J,--json", run.json_path, "result file (a .jsonl stream is written beside it)");
-  app.add_option("-T,--timeout", run.timeout_s, "seconds one operation may take before the run aborts (exit 3)")
-      ->default_val(300);
-  app.add_option("--progress", run.progress, "auto | always | never (a line on stderr per size)")->default_str("auto");
+  add_shared_flags(app, run, shared, "operation");
 
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) args.emplace_back(argv[i]);  // CLI11 consumes a reversed vector
@@ -104,15 +75,8 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
   }
 
   run.ops = parse_fabric_ops(ops);
-  run.sizes.min_bytes = bytes_flag("-b/--min-bytes", min_bytes);
-  run.sizes.max_bytes = bytes_flag("-e/--max-bytes", max_bytes);
-  run.sizes.step_bytes = bytes_flag("-i/--step-bytes", step_bytes);
-  run.sizes.step_factor = step_factor;
+  apply_shared_flags(run, shared);
   if (run.sizes.min_bytes == 0) throw UsageError("-b/--min-bytes must be at least 1");
-  if (run.sizes.step_bytes == 0 && !(step_factor > 1.0) && run.sizes.min_bytes != run.sizes.max_bytes) {
-    throw UsageError("-f/--step-factor must be greater than 1 (got " + std::to_string(step_factor) + ")");
-  }
-  apply_sampling_options(run, iters, target_ci, check);
   if (config.window < 1 || config.window > 4096) throw UsageError("--window must be in 1..4096");
   if (memory == "host") {
     config.memory = MemoryKind::host;
@@ -120,9 +84,6 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
     config.memory = MemoryKind::cuda;
   } else {
     throw UsageError("--memory: expected host or cuda, got '" + memory + "'");
-  }
-  if (run.progress != "auto" && run.progress != "always" && run.progress != "never") {
-    throw UsageError("--progress: expected auto, always or never, got '" + run.progress + "'");
   }
   return true;
 }

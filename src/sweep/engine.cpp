@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/bandwidth.hpp"
+#include "core/sampling.hpp"
 #include "core/stats.hpp"
 #include "sweep/stopping_rule.hpp"
 
@@ -24,12 +25,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Engine::Engine(const RunConfig& config, const Plan& plan, Backend& backend, const Coordinator& coordinator,
-               Watchdog& watchdog, SweepObserver& observer)
+Engine::Engine(const RunConfig& config, const Plan& plan, Backend& backend, ControlChannel& channel, Watchdog& watchdog,
+               SweepObserver& observer)
     : config_(config),
       plan_(plan),
       backend_(backend),
-      coordinator_(coordinator),
+      channel_(channel),
       watchdog_(watchdog),
       observer_(observer) {
   if (const char* hook = std::getenv("CCBENCH_TEST_CORRUPT_RANK")) corrupt_rank_ = std::atoi(hook);
@@ -39,19 +40,19 @@ SweepTotals Engine::run() {
   SweepTotals totals;
   for (int trial = 0; trial < config_.trials; ++trial) {
     for (const PlannedOp& op : plan_.ops) {
-      if (coordinator_.is_root()) observer_.on_op_begin(trial, op.op);
+      if (channel_.is_root()) observer_.on_op_begin(trial, op.op);
       for (const PlannedSize& size : op.sizes) {
         std::vector<ResultRow> rows;
         for (const CaseSpec& c : size.variants) {
           ResultRow row = measure(trial, c);
-          if (!coordinator_.is_root()) continue;
+          if (!channel_.is_root()) continue;
           totals.wrong += row.wrong;
           totals.ci_met += row.ci_target_met ? 1 : 0;
           ++totals.results;
           observer_.on_result(row);
           rows.push_back(std::move(row));
         }
-        if (coordinator_.is_root()) observer_.on_size_done(trial, op.op, rows);
+        if (channel_.is_root()) observer_.on_size_done(trial, op.op, rows);
       }
     }
   }
@@ -70,13 +71,13 @@ int Engine::choose_batch(const CaseSpec& c) {
   // One op after a barrier carries the barrier's exit skew, which for tiny ops is larger than the
   // op: when one op looks short, time a few back to back to see what an op really costs.
   watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(config_.warmup));
-  coordinator_.barrier();
-  double op_us = coordinator_.max_all(backend_.time_batch_us(c, 1));
+  channel_.barrier();
+  double op_us = channel_.max_all(backend_.time_batch_us(c, 1));
   if (op_us < kMinBatchUs) {
     constexpr int kProbe = 16;
     watchdog_.arm(Phase::warmup, static_cast<std::uint64_t>(config_.warmup) + 1);
-    coordinator_.barrier();
-    op_us = coordinator_.max_all(backend_.time_batch_us(c, kProbe) / kProbe);
+    channel_.barrier();
+    op_us = channel_.max_all(backend_.time_batch_us(c, kProbe) / kProbe);
   }
   if (!(op_us > 0)) return kMaxBatch;
   return std::clamp(static_cast<int>(std::ceil(kMinBatchUs / op_us)), 1, kMaxBatch);
@@ -113,7 +114,7 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     backend_.synchronize();
     if (corrupt_rank_ == c.rank) backend_.corrupt_output_for_test(c);
     const std::uint64_t local_wrong = backend_.verify(c, params);
-    row.wrong = coordinator_.sum_all(local_wrong);
+    row.wrong = channel_.sum_all(local_wrong);
     if (c.in_place) backend_.fill(c, params);
   }
 
@@ -128,42 +129,44 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   }
   row.batch = batch;
 
-  const StoppingRule rule{config_.iters, config_.target_ci, config_.max_time_per_size_s, 10, 100000};
+  const StoppingRule rule{config_.iters, config_.target_ci, config_.max_time_per_size_s, kMinSamplesPerSize, 100000};
   int round = first_round(rule);
   std::vector<double> local;
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t iteration = 0;
+  bool ci_met = false;
   while (round > 0) {
     local.assign(static_cast<std::size_t>(round), 0.0);
     for (double& sample : local) {
       watchdog_.arm(Phase::sample, iteration++);
-      coordinator_.barrier();
+      channel_.barrier();
       sample = backend_.time_batch_us(c, batch) / batch;
     }
     watchdog_.arm(Phase::aggregate, iteration);
     if (config_.timing == TimingMethod::nccl_tests) {
-      coordinator_.mean_to_root(local);
+      channel_.mean_to_root(local);
     } else {
-      coordinator_.max_to_root(local);
+      channel_.max_to_root(local);
     }
     int next = 0;
-    if (coordinator_.is_root()) {
+    if (channel_.is_root()) {
       row.samples_us.insert(row.samples_us.end(), local.begin(), local.end());
       const double elapsed = seconds_since(start);
       const StopDecision d =
           decide(rule, row.samples_us, elapsed, elapsed / static_cast<double>(row.samples_us.size()));
       next = d.stop ? 0 : d.next_round;
+      ci_met = d.ci_met;  // the rule's own verdict on the samples it stopped at
     }
-    round = coordinator_.broadcast(next);
+    round = channel_.broadcast(next);
   }
   watchdog_.arm(Phase::finish);
 
-  if (coordinator_.is_root()) {
+  if (channel_.is_root()) {
     const stats::Summary s = stats::summarize(row.samples_us);
     row.time_us = {s.min, s.median, s.mean, s.p99, s.max, s.ci_lo, s.ci_hi};
     row.algbw_gbps = algbw_gbps(row.bytes, s.median);
     row.busbw_gbps = busbw_gbps(c.op, c.nranks, row.bytes, s.median);
-    row.ci_target_met = s.n >= 10 && stats::relative_ci_halfwidth(s) <= config_.target_ci;
+    row.ci_target_met = ci_met;
   }
   return row;
 }

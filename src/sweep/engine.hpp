@@ -9,7 +9,7 @@
 
 #include "backends/backend.hpp"
 #include "core/result.hpp"
-#include "sweep/coordinator.hpp"
+#include "sweep/channel.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/run_config.hpp"
 #include "sweep/watchdog.hpp"
@@ -35,8 +35,10 @@ struct SweepTotals {
 
 class Engine {
  public:
-  Engine(const RunConfig& config, const Plan& plan, Backend& backend, const Coordinator& coordinator,
-         Watchdog& watchdog, SweepObserver& observer);
+  // The channel is injected (MpiChannel in a run, LocalChannel in unit tests), as Google Benchmark
+  // injects its thread runner.
+  Engine(const RunConfig& config, const Plan& plan, Backend& backend, ControlChannel& channel, Watchdog& watchdog,
+         SweepObserver& observer);
 
   SweepTotals run();
 
@@ -47,7 +49,7 @@ class Engine {
   const RunConfig& config_;
   const Plan& plan_;
   Backend& backend_;
-  const Coordinator& coordinator_;
+  ControlChannel& channel_;
   Watchdog& watchdog_;
   SweepObserver& observer_;
   int corrupt_rank_ = -1;  // CCBENCH_TEST_CORRUPT_RANK: test-only hook, see docs/method.md

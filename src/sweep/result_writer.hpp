@@ -1,6 +1,7 @@
 // Owns the result file of a run on rank 0: rows arrive from the engine, each is appended to the
-// JSON-lines stream at once, and the whole file is (re)written atomically at the start (status
-// incomplete, so a killed run still leaves its metadata) and at the end. Thread-safe: the watchdog
+// JSON-lines stream at once, and the whole file is (re)written atomically when the first result
+// arrives (status incomplete, so a killed run still leaves its metadata) and at the end. Nothing is
+// written before the first result: a run that fails before it leaves an existing file untouched. Thread-safe: the watchdog
 // thread calls finish() when a run is interrupted or hangs.
 #pragma once
 
@@ -17,7 +18,8 @@ namespace ccbench {
 
 class ResultWriter {
  public:
-  // An empty path keeps results in memory only. Throws std::system_error for an unwritable path.
+  // An empty path keeps results in memory only. Checks the path (not a directory, nor its .jsonl
+  // stream; a file can be created beside it) and throws when it cannot be written; writes nothing.
   ResultWriter(ResultFile header, const std::filesystem::path& json_path);
 
   void append(const ResultRow& row);
@@ -38,6 +40,8 @@ class ResultWriter {
   std::filesystem::path path_;
   std::unique_ptr<ResultStream> stream_;
   bool finished_ = false;
+  bool started_ = false;  // the file and its stream have been written
+  void start_files();
 };
 
 }  // namespace ccbench

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/sampling.hpp"
 #include "core/error.hpp"
 
 namespace ccbench {
@@ -49,7 +50,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"trials", c.trials},
       {"target_ci", c.target_ci},
       {"max_time_per_size_s", c.max_time_per_size_s},
-      {"min_samples", 10},
+      {"min_samples", kMinSamplesPerSize},
       {"check", c.check},
       {"in_place", name(c.in_place)},
       {"seed", c.seed},

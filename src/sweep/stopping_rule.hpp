@@ -5,13 +5,15 @@
 #include <optional>
 #include <span>
 
+#include "core/sampling.hpp"
+
 namespace ccbench {
 
 struct StoppingRule {
   std::optional<int> iters;   // -n N: exactly N samples
   double target_ci = 0.01;    // stop when the 95% CI of the median is within this fraction of it
   double max_time_s = 1.0;    // ... or when this much time went into the size
-  int min_samples = 10;
+  int min_samples = kMinSamplesPerSize;
   int max_samples = 100000;
 };
 

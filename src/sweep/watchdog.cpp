@@ -1,5 +1,7 @@
 #include "sweep/watchdog.hpp"
 
+#include <limits>
+
 #include <csignal>
 #include <cstring>
 
@@ -61,7 +63,12 @@ void Watchdog::set_case(int trial, Op op, std::uint64_t bytes, bool in_place) {
 void Watchdog::arm(Phase phase, std::uint64_t iteration) {
   phase_ = static_cast<int>(phase);
   iteration_ = iteration;
-  if (timeout_s_ > 0) deadline_ns_ = now_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9);
+  if (!(timeout_s_ > 0)) return;
+  // -T is validated (at most kMaxTimeoutS); saturate anyway so no value can wrap the deadline.
+  const std::int64_t now = now_ns();
+  const double left_ns = static_cast<double>(std::numeric_limits<std::int64_t>::max() - now);
+  const double want_ns = timeout_s_ * 1e9;
+  deadline_ns_ = want_ns >= left_ns ? std::numeric_limits<std::int64_t>::max() : now + static_cast<std::int64_t>(want_ns);
 }
 
 void Watchdog::disarm() { deadline_ns_ = 0; }

@@ -2,7 +2,6 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <mpi.h>
 #include <nccl.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "backends/nccl/nccl_log_parse.hpp"
 #include "backends/nccl/nccl_types.hpp"
 #include "core/error.hpp"
+#include "sweep/channel.hpp"
 
 namespace ccbench {
 namespace {
@@ -71,7 +71,7 @@ void copy_text(char (&dst)[N], std::string_view src) {
   dst[n] = '\0';
 }
 
-// What each rank tells the others at setup, in one MPI_Allgather: whether its GPU is usable and
+// What each rank tells the others at setup, gathered and broadcast over the control channel: whether its GPU is usable and
 // which GPU it is (for the duplicate check and the result file).
 struct RankRecord {
   char host[128];
@@ -201,6 +201,7 @@ class NcclBackend final : public Backend {
   }
 
   BackendOptions options_;
+  ControlChannel& channel_;  // set-up exchanges and the final gather; never MPI directly
   std::string path_;  // nvlink | efa | all
   int rank_ = 0;
   int nranks_ = 1;
@@ -252,7 +253,12 @@ class NcclBackend final : public Backend {
   bool efa_reader_ = false;  // first rank of its node: reads the node's counters
 };
 
-NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
+ControlChannel& require_channel(const BackendOptions& options) {
+  if (options.channel == nullptr) throw BackendError("--backend nccl: no control channel between the ranks");
+  return *options.channel;
+}
+
+NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), channel_(require_channel(options)) {
   path_ = options.path.empty() ? "all" : options.path;
   if (path_ != "all" && path_ != "nvlink" && path_ != "efa") {
     throw UsageError("--path: expected nvlink, efa or all, got '" + options.path + "'");
@@ -260,8 +266,8 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
   if (options.graph_launches < 0 || options.graph_launches > 4096) {
     throw UsageError("-G/--cudagraph: expected 0..4096 ops per graph, got " + std::to_string(options.graph_launches));
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks_);
+  rank_ = channel_.rank();
+  nranks_ = channel_.size();
 
   // Everything before the first NCCL call: NCCL reads its environment once.
   setup_environment();
@@ -312,9 +318,16 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
   // Every rank learns every rank's state, so all of them fail together (nobody is left waiting in a
   // collective) and the duplicate-GPU check sees the whole job.
   std::vector<RankRecord> all(static_cast<std::size_t>(nranks_));
-  if (MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS) {
+  try {
+    const auto gathered = channel_.gather_to_root(std::string(reinterpret_cast<const char*>(&mine), sizeof mine));
+    std::string table;
+    for (const auto& record : gathered) table += record;
+    table = channel_.broadcast(table);
+    if (table.size() != sizeof mine * all.size()) throw BackendError("--backend nccl: the GPU table is incomplete");
+    std::memcpy(static_cast<void*>(all.data()), table.data(), table.size());
+  } catch (...) {
     release();
-    throw BackendError("--backend nccl: MPI_Allgather of the GPU table failed");
+    throw;
   }
   try {
     std::map<std::string, int> ranks_on_host;
@@ -368,9 +381,10 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options) {
                   std::string("ncclGetUniqueId: ") + ncclGetErrorString(r) + " " + ncclGetLastError(nullptr));
       }
     }
-    if (MPI_Bcast(&message, sizeof message, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
-      throw BackendError("--backend nccl: MPI_Bcast of the NCCL unique id failed");
-    }
+    const std::string sent =
+        channel_.broadcast(std::string(reinterpret_cast<const char*>(&message), sizeof message));
+    if (sent.size() != sizeof message) throw BackendError("--backend nccl: the NCCL unique id did not arrive");
+    std::memcpy(static_cast<void*>(&message), sent.data(), sizeof message);
     if (message.error[0] != '\0') throw BackendError("--backend nccl: " + std::string(message.error));
 
     init_communicator(message.id);
@@ -781,26 +795,14 @@ nlohmann::json NcclBackend::final_metadata() {
     const nccl::EfaCounters delta = nccl::counter_delta(efa_start_, nccl::read_efa_counters());
     if (!delta.empty()) mine = nlohmann::json{{"host", hostname()}, {"counters", nccl::to_json(delta)}}.dump();
   }
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(nranks_));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<int> offsets(static_cast<std::size_t>(nranks_), 0);
-  int total = 0;
-  for (int r = 0; r < nranks_; ++r) {
-    offsets[static_cast<std::size_t>(r)] = total;
-    total += lengths[static_cast<std::size_t>(r)];
-  }
-  std::string all(static_cast<std::size_t>(rank_ == 0 ? total : 0), '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  const std::vector<std::string> all = channel_.gather_to_root(mine);
   if (rank_ != 0) return nlohmann::json::object();
 
   nlohmann::json out = nlohmann::json::object();
   nlohmann::json efa = nlohmann::json::object();
-  for (int r = 0; r < nranks_; ++r) {
-    if (lengths[static_cast<std::size_t>(r)] == 0) continue;
-    const auto entry = nlohmann::json::parse(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-                                                        static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])),
-                                             nullptr, false);
+  for (const std::string& text : all) {
+    if (text.empty()) continue;
+    const auto entry = nlohmann::json::parse(text, nullptr, false);
     if (entry.is_object()) efa[entry.value("host", "?")] = entry["counters"];
   }
   if (!efa.empty()) out["efa_counters"] = efa;

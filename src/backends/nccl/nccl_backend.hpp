@@ -1,5 +1,5 @@
 // Collectives through NCCL on GPU memory: one GPU per rank, the communicator set up with a unique
-// id broadcast over MPI. See docs/nccl-backend.md.
+// id broadcast over the control channel. See docs/nccl-backend.md.
 #pragma once
 
 #include <memory>
@@ -10,7 +10,7 @@
 namespace ccbench {
 
 // Throws UsageError when no GPU is visible or the options do not fit (exit 2), BackendError when
-// NCCL cannot set up the communicator. Collective over MPI_COMM_WORLD.
+// NCCL cannot set up the communicator. Collective over options.channel (every rank).
 std::unique_ptr<Backend> create_nccl_backend(const BackendOptions& options);
 
 // {"nccl": version of the loaded library, "nccl_build": header version, "cuda_runtime", ...}.

@@ -5,11 +5,11 @@
 #include <string_view>
 
 #include "backends/backend.hpp"
-#include "cli/run_metadata.hpp"
+#include "sweep/peer_table.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/watchdog.hpp"
 
-namespace ccbench::cli {
+namespace ccbench {
 
 // Saves what finished (rank 0: the result file with status incomplete, interrupted or failed) and
 // ends the process with the event's exit code, or 4 when rank 0 finds a peer on its host gone.
@@ -17,7 +17,4 @@ namespace ccbench::cli {
 [[noreturn]] void end_run(std::string_view command, const Watchdog::Event& event, int rank, ResultWriter* writer,
                           const PeerTable& peers, Backend* backend);
 
-// MPI_Finalize, then the exit code to return from main.
-int finish_mpi(int code);
-
-}  // namespace ccbench::cli
+}  // namespace ccbench

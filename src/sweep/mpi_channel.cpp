@@ -1,10 +1,21 @@
-#include "sweep/coordinator.hpp"
+#include "sweep/mpi_channel.hpp"
 
 #include "backends/backend.hpp"
 
 namespace ccbench {
 
-Coordinator::Coordinator(MPI_Comm comm) : comm_(comm) {
+MpiChannel MpiChannel::init_world(int& argc, char**& argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return MpiChannel(MPI_COMM_WORLD);
+}
+
+int MpiChannel::finalize(int code) {
+  MPI_Finalize();
+  return code;
+}
+
+MpiChannel::MpiChannel(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   MPI_Comm local = MPI_COMM_NULL;
@@ -14,7 +25,7 @@ Coordinator::Coordinator(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_free(&local);
 }
 
-void Coordinator::check(int rc, const char* what) const {
+void MpiChannel::check(int rc, const char* what) const {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING] = {};
   int len = 0;
@@ -22,9 +33,9 @@ void Coordinator::check(int rc, const char* what) const {
   throw PeerFailure(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
-void Coordinator::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiChannel::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
-void Coordinator::max_to_root(std::vector<double>& values) const {
+void MpiChannel::max_to_root(std::vector<double>& values) {
   const int n = static_cast<int>(values.size());
   if (rank_ == 0) {
     check(MPI_Reduce(MPI_IN_PLACE, values.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm_), "MPI_Reduce");
@@ -33,7 +44,7 @@ void Coordinator::max_to_root(std::vector<double>& values) const {
   }
 }
 
-void Coordinator::mean_to_root(std::vector<double>& values) const {
+void MpiChannel::mean_to_root(std::vector<double>& values) {
   const int n = static_cast<int>(values.size());
   if (rank_ == 0) {
     check(MPI_Reduce(MPI_IN_PLACE, values.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm_), "MPI_Reduce");
@@ -43,31 +54,36 @@ void Coordinator::mean_to_root(std::vector<double>& values) const {
   }
 }
 
-double Coordinator::max_all(double value) const {
+double MpiChannel::max_all(double value) {
   double out = value;
   check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
   return out;
 }
 
-std::uint64_t Coordinator::sum_all(std::uint64_t value) const {
+std::uint64_t MpiChannel::sum_all(std::uint64_t value) {
   std::uint64_t out = value;
   check(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
   return out;
 }
 
-int Coordinator::broadcast(int value) const {
+int MpiChannel::broadcast(int value) {
   check(MPI_Bcast(&value, 1, MPI_INT, 0, comm_), "MPI_Bcast");
   return value;
 }
 
-std::string Coordinator::broadcast(const std::string& value) const {
+double MpiChannel::broadcast(double value) {
+  check(MPI_Bcast(&value, 1, MPI_DOUBLE, 0, comm_), "MPI_Bcast");
+  return value;
+}
+
+std::string MpiChannel::broadcast(const std::string& value) {
   int len = broadcast(static_cast<int>(value.size()));
   std::string out = rank_ == 0 ? value : std::string(static_cast<std::size_t>(len), '\0');
   check(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm_), "MPI_Bcast");
   return out;
 }
 
-std::vector<std::string> Coordinator::gather_to_root(const std::string& value) const {
+std::vector<std::string> MpiChannel::gather_to_root(const std::string& value) {
   int len = static_cast<int>(value.size());
   std::vector<int> lens(static_cast<std::size_t>(size_));
   check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");

@@ -1,6 +1,4 @@
-#include "cli/run_ending.hpp"
-
-#include <mpi.h>
+#include "sweep/run_ending.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -10,7 +8,7 @@
 
 #include "core/error.hpp"
 
-namespace ccbench::cli {
+namespace ccbench {
 
 void end_run(std::string_view command, const Watchdog::Event& event, int rank, ResultWriter* writer,
              const PeerTable& peers, Backend* backend) {
@@ -52,9 +50,4 @@ void end_run(std::string_view command, const Watchdog::Event& event, int rank, R
   std::_Exit(exit_code);
 }
 
-int finish_mpi(int code) {
-  MPI_Finalize();
-  return code;
-}
-
-}  // namespace ccbench::cli
+}  // namespace ccbench

@@ -1,0 +1,37 @@
+// Rank 0's console during a measuring command: the nccl-tests-style table on stdout (one block per
+// op, one line per size with the out-of-place and in-place variants side by side) and the
+// progress line on stderr. The one console reporter of `ccbench run`, `ccbench fabric` and the
+// commands built on the run session.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "report/progress_line.hpp"
+#include "sweep/engine.hpp"
+
+namespace ccbench {
+
+class ConsoleReporter final : public SweepObserver {
+ public:
+  // `title_suffix` follows the op's name in each block's title (" over shm" for fabric).
+  ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix = "",
+                  std::FILE* table = stdout, std::FILE* progress = stderr);
+
+  void on_op_begin(int trial, Op op) override;
+  void on_result(const ResultRow& row) override;
+  void on_size_done(int trial, Op op, std::span<const ResultRow> rows) override;
+
+ private:
+  report::ProgressLine progress_;
+  int trials_;
+  std::string title_suffix_;
+  std::FILE* table_;
+  std::FILE* progress_out_;
+  bool show_progress_ = false;
+};
+
+// Whether the progress line is shown: --progress always, or auto when stderr is a terminal.
+bool show_progress(const RunConfig& config);
+
+}  // namespace ccbench

@@ -1,0 +1,189 @@
+#include "sweep/session.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+#include "core/error.hpp"
+#include "sweep/console_reporter.hpp"
+#include "sweep/peer_table.hpp"
+#include "sweep/result_writer.hpp"
+#include "sweep/run_ending.hpp"
+#include "sweep/watchdog.hpp"
+
+namespace ccbench {
+namespace {
+
+// Rank 0: every result goes to the result file first, then to the console.
+class RecordingObserver final : public SweepObserver {
+ public:
+  RecordingObserver(ResultWriter& writer, SweepObserver& console) : writer_(writer), console_(console) {}
+  void on_op_begin(int trial, Op op) override { console_.on_op_begin(trial, op); }
+  void on_result(const ResultRow& row) override {
+    writer_.append(row);
+    console_.on_result(row);
+  }
+  void on_size_done(int trial, Op op, std::span<const ResultRow> rows) override {
+    console_.on_size_done(trial, op, rows);
+  }
+
+ private:
+  ResultWriter& writer_;
+  SweepObserver& console_;
+};
+
+double peak_rss_bytes() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;
+}
+
+}  // namespace
+
+std::uint64_t buffer_bytes_needed(const Plan& plan) {
+  std::uint64_t need = 0;
+  if (__builtin_add_overflow(plan.send_bytes, plan.recv_bytes, &need)) return std::numeric_limits<std::uint64_t>::max();
+  return need;
+}
+
+RunSession::RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks)
+    : channel_(channel), config_(config), hooks_(std::move(hooks)) {}
+
+int RunSession::usage_error(const std::string& message) const {
+  if (channel_.is_root()) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), message.c_str());
+  return exit_code::usage;
+}
+
+int RunSession::run() {
+  const int rank = channel_.rank();
+  const char* command = hooks_.command.c_str();
+
+  // Backend and plan, agreed on by every rank before anything is measured or written.
+  std::unique_ptr<Backend> backend;
+  Plan plan;
+  try {
+    std::string error;
+    try {
+      backend = hooks_.make_backend(channel_);
+    } catch (const AgreedSetupError&) {
+      throw;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    agree_or_throw(channel_, error);
+    try {
+      plan = make_plan(config_, *backend, channel_.size(), rank);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    agree_or_throw(channel_, error);
+  } catch (const AgreedSetupError& e) {
+    return usage_error(e.what());
+  }
+
+  // Memory: the buffers of the largest case per rank must fit before we start.
+  {
+    const std::uint64_t need = buffer_bytes_needed(plan);
+    const std::uint64_t budget = backend->memory_budget_bytes(channel_.local_size());
+    const bool overflows = need == std::numeric_limits<std::uint64_t>::max();
+    const bool fits = !overflows && (budget == 0 || need <= budget);
+    if (channel_.max_all(fits ? 0.0 : 1.0) > 0) {
+      const std::uint64_t largest = config_.sizes.max_bytes;
+      const std::string flag = config_.sizes.min_bytes == config_.sizes.max_bytes
+                                   ? fmt::format("-b/--min-bytes and -e/--max-bytes {}", format_bytes(largest))
+                                   : fmt::format("-e/--max-bytes {}", format_bytes(largest));
+      if (overflows) {
+        return usage_error(fmt::format("{}: the buffers of the largest case exceed 2^64 bytes per rank", flag));
+      }
+      return usage_error(fmt::format(
+          "{}: the largest case needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
+          "ranks on this node)",
+          flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0,
+          channel_.local_size()));
+    }
+  }
+
+  const PeerTable peers = PeerTable::exchange(channel_);
+  ResultFile header = hooks_.describe(channel_, *backend, plan);
+  // The writer checks the path now and writes nothing until the first result: an exit 2 from here
+  // on, or a run killed before its first result, leaves an existing file as it was.
+  std::unique_ptr<ResultWriter> writer;
+  std::string output_error;
+  if (channel_.is_root()) {
+    try {
+      if (hooks_.adjust_header) hooks_.adjust_header(header, *backend);
+      writer = std::make_unique<ResultWriter>(header, config_.json_path);
+    } catch (const std::exception& e) {
+      output_error = fmt::format("-J/--json {}: {}", config_.json_path, e.what());
+    }
+  }
+  if (const std::string error = channel_.broadcast(output_error); !error.empty()) return usage_error(error);
+
+  Backend* backend_ptr = backend.get();
+  ResultWriter* writer_ptr = writer.get();
+  const std::string command_name = hooks_.command;
+  Watchdog watchdog(config_.timeout_s, [&peers, command_name, rank, writer_ptr, backend_ptr](const Watchdog::Event& event) {
+    end_run(command_name, event, rank, writer_ptr, peers, backend_ptr);
+  });
+
+  if (channel_.is_root()) {
+    if (hooks_.notes) {
+      for (const auto& note : hooks_.notes(*backend)) std::fprintf(stderr, "%s: note: %s\n", command, note.c_str());
+    }
+    for (const auto& skip : plan.skipped)
+      std::fprintf(stderr, "%s: skipped %s: %s\n", command, skip.what.c_str(), skip.reason.c_str());
+  }
+
+  int exit = exit_code::ok;
+  try {
+    watchdog.arm(Phase::setup);
+    backend->allocate(plan.send_bytes, plan.recv_bytes);
+    SweepTotals totals;
+    if (channel_.is_root()) {
+      std::unique_ptr<SweepObserver> console =
+          hooks_.observer ? hooks_.observer(plan, *backend) : std::make_unique<ConsoleReporter>(plan, config_);
+      RecordingObserver output(*writer, *console);
+      totals = Engine(config_, plan, *backend, channel_, watchdog, output).run();
+    } else {
+      SweepObserver quiet;
+      Engine(config_, plan, *backend, channel_, watchdog, quiet).run();
+    }
+    watchdog.arm(Phase::finish);
+    const double peak_rss = channel_.max_all(peak_rss_bytes());
+    const nlohmann::json final_metadata = backend->final_metadata();  // collective
+    watchdog.disarm();
+    if (channel_.is_root()) {
+      writer->set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
+      writer->merge_software(final_metadata);
+      exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
+      std::optional<std::string> error;
+      if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong {}", totals.wrong, hooks_.wrong_unit);
+      const bool saved = writer->finish("complete", exit, error);
+      std::printf(
+          "# %zu results, %zu met the CI target (±%.1f%%), %llu wrong %s; peak memory %.1f MiB per rank "
+          "(buffers %.1f MiB)\n",
+          totals.results, totals.ci_met, config_.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
+          hooks_.wrong_unit.c_str(), peak_rss / 1048576.0,
+          static_cast<double>(plan.send_bytes + plan.recv_bytes) / 1048576.0);
+      if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
+      if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", command, error->c_str());
+    }
+    exit = channel_.broadcast(exit);
+  } catch (const PeerFailure& e) {
+    end_run(hooks_.command, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr,
+            peers, backend_ptr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: rank %d: %s during %s\n", command, rank, e.what(), watchdog.describe().c_str());
+    if (rank == 0 && writer) writer->finish("failed", exit_code::usage, std::string(e.what()));
+    std::fflush(stdout);
+    std::_Exit(exit_code::usage);
+  }
+  std::fflush(stdout);
+  backend.reset();  // close the backend's endpoints while the peers are still there
+  return exit;
+}
+
+}  // namespace ccbench

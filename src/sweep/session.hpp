@@ -1,0 +1,67 @@
+// One run session: what every measuring command (`ccbench run`, `ccbench fabric`, and the commands
+// built on them) does between parsing its flags and exiting, in one place:
+//
+//   backend (hook) -> agree -> plan -> agree -> memory check -> peer table -> header (hooks)
+//   -> result writer (checked, nothing written yet) -> watchdog -> engine with the console
+//   reporter (hook) -> peak RSS and final metadata -> result file finished -> summary line
+//
+// and the ending ladder: a hang or a signal (watchdog), a failed peer (exit 4), any other error
+// (exit 2, partial file kept). Every step that can fail on some ranks only is agreed through the
+// control channel before the next, so no rank waits on a peer that gave up. The command owns MPI
+// (MpiChannel::init_world / finalize) and its flags; the flags the commands share are parsed by
+// sweep/session_flags.hpp. docs/architecture.md describes the hooks.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "core/result.hpp"
+#include "sweep/channel.hpp"
+#include "sweep/engine.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/run_config.hpp"
+
+namespace ccbench {
+
+struct SessionHooks {
+  std::string command = "ccbench run";  // prefixes every message
+  std::string wrong_unit = "elements";  // "wrong elements" / "wrong bytes" in the summary
+  // Creates this rank's backend (every rank). A hook with several steps that can fail on some
+  // ranks only agrees after each (agree_or_throw); a plain exception is agreed by the session.
+  std::function<std::unique_ptr<Backend>(ControlChannel&)> make_backend;
+  // The result file's header (collective: every rank calls it; rank 0's is used).
+  std::function<ResultFile(ControlChannel&, const Backend&, const Plan&)> describe;
+  // Optional: adjusts rank 0's header before anything is written (fabric's section).
+  std::function<void(ResultFile&, const Backend&)> adjust_header;
+  // Optional: rank 0's console output. Default: ConsoleReporter with no title suffix.
+  std::function<std::unique_ptr<SweepObserver>(const Plan&, const Backend&)> observer;
+  // Optional: notes rank 0 prints before measuring ("ccbench fabric: note: ...").
+  std::function<std::vector<std::string>(const Backend&)> notes;
+};
+
+class RunSession {
+ public:
+  RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks);
+
+  // Runs the session; returns the exit code (0 ok, 1 data check failed, 2 set-up error). Hangs,
+  // signals and failed peers end the process from inside (exit 3, 128+signal, 4).
+  int run();
+
+  // Prints `message` on rank 0 as "<command>: message"; returns exit 2.
+  int usage_error(const std::string& message) const;
+
+ private:
+  ControlChannel& channel_;
+  const RunConfig& config_;
+  SessionHooks hooks_;
+};
+
+// The memory check's arithmetic: bytes of the largest case's buffers, saturated at UINT64_MAX
+// instead of wrapping (a sum that wraps would pass any check). Exposed for unit tests.
+std::uint64_t buffer_bytes_needed(const Plan& plan);
+
+}  // namespace ccbench

@@ -1,0 +1,89 @@
+#include "sweep/session_flags.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+namespace ccbench {
+namespace {
+
+std::uint64_t bytes_flag(const char* flag, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(flag) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+double parse_finite(std::string_view flag, const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() || !std::isfinite(value) || errno == ERANGE) {
+    throw UsageError(fmt::format("{}: '{}' is not a finite number", flag, text));
+  }
+  return value;
+}
+
+void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, std::string_view unit) {
+  app.add_option("-b,--min-bytes", text.min_bytes, "smallest size (K/M/G/T = powers of 1024)")
+      ->default_str(text.min_bytes);
+  app.add_option("-e,--max-bytes", text.max_bytes, "largest size")->default_str(text.max_bytes);
+  app.add_option("-f,--step-factor", text.step_factor, "geometric step")->default_str(text.step_factor);
+  app.add_option("-i,--step-bytes", text.step_bytes, "arithmetic step (wins over -f)")->default_str(text.step_bytes);
+  app.add_option("-w,--warmup", config.warmup, "warm-up iterations per size")->default_val(config.warmup);
+  app.add_option("-n,--iters", text.iters, "samples per size, or auto (until --target-ci)")->default_str(text.iters);
+  app.add_option("--target-ci", text.target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
+      ->default_str(text.target_ci);
+  app.add_option("--max-time-per-size", config.max_time_per_size_s, "-n auto: seconds of sampling per size")
+      ->default_val(config.max_time_per_size_s);
+  app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(config.trials);
+  app.add_option("-c,--check", text.check, "verify every output element (0|1)")->default_str(text.check);
+  app.add_option("--batch", config.batch, fmt::format("{}s per sample (0 = from the warm-up time)", unit))
+      ->default_val(config.batch);
+  app.add_option("--seed", config.seed, "seed of the data pattern")->default_val(config.seed);
+  app.add_option("--label", config.label, "free text recorded in the result file");
+  app.add_option("--instance-type", config.instance_type, "override the DMI product name");
+  app.add_option("-J,--json", config.json_path, "result file (a .jsonl stream is written beside it)");
+  app.add_option("-T,--timeout", text.timeout,
+                 fmt::format("seconds one {} may take before the run aborts (exit 3); 0 = no watchdog, at most {:.0f}",
+                             unit, kMaxTimeoutS))
+      ->default_str(text.timeout);
+  app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
+      ->default_str(config.progress);
+}
+
+void apply_shared_flags(RunConfig& config, const SharedFlagText& text) {
+  config.sizes.min_bytes = bytes_flag("-b/--min-bytes", text.min_bytes);
+  config.sizes.max_bytes = bytes_flag("-e/--max-bytes", text.max_bytes);
+  config.sizes.step_bytes = bytes_flag("-i/--step-bytes", text.step_bytes);
+  config.sizes.step_factor = parse_finite("-f/--step-factor", text.step_factor);
+  if (config.sizes.step_bytes == 0 && !(config.sizes.step_factor > 1.0) &&
+      config.sizes.min_bytes != config.sizes.max_bytes) {
+    throw UsageError("-f/--step-factor must be greater than 1 (got " + text.step_factor + ")");
+  }
+  if (!std::isfinite(config.max_time_per_size_s)) {
+    throw UsageError("--max-time-per-size: must be a finite number of seconds");
+  }
+  const double timeout = parse_finite("-T/--timeout", text.timeout);
+  if (timeout < 0 || timeout > kMaxTimeoutS) {
+    throw UsageError(fmt::format("-T/--timeout: {} is out of range (0 = no watchdog, up to {:.0f} seconds)",
+                                 text.timeout, kMaxTimeoutS));
+  }
+  config.timeout_s = timeout;
+  apply_sampling_options(config, text.iters, text.target_ci, text.check);
+  if (config.progress != "auto" && config.progress != "always" && config.progress != "never") {
+    throw UsageError("--progress: expected auto, always or never, got '" + config.progress + "'");
+  }
+}
+
+}  // namespace ccbench
