@@ -66,7 +66,7 @@ struct ScreenOptions {
   fs::path healthy_out;
   fs::path exclude_out;
   std::string ccbench;
-  bool per_rank = false;  // --per-rank for every test once `ccbench run` has it
+  bool per_rank = true;  // every test runs with --per-rank (stragglers by rank and host)
 };
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -111,6 +111,7 @@ struct TestRun {
   Measurement measurement;
   std::optional<int> result_exit_code;
   std::string result_status;
+  nlohmann::json straggler;  // the large size's last arrival most often, from the row's per_rank
 };
 
 std::string test_stem(const TestSpec& t, const std::vector<std::string>& names) {
@@ -312,6 +313,28 @@ void judge(TestRun& t, const ScreenOptions& o) {
       m.outcome = Outcome::failed;
       m.reason = fmt::format("the result file has no {} row of {} bytes", o.op, o.small_bytes);
       return;
+    }
+    for (const auto& row : file->results) {
+      if (row.op != o.op || row.in_place || row.bytes != o.large_bytes || !row.extra.contains("per_rank")) continue;
+      const auto& pr = row.extra["per_rank"];
+      try {
+        const auto& last = pr.at("last_arrivals");
+        std::size_t worst = 0;
+        int total = 0;
+        for (std::size_t r = 0; r < last.size(); ++r) {
+          total += last[r].get<int>();
+          if (last[r].get<int>() > last[worst].get<int>()) worst = r;
+        }
+        if (last.size() > 1 && total > 0)
+          t.straggler = {{"rank", worst},
+                         {"host", pr.at("hosts").at(worst)},
+                         {"last_arrivals", last[worst]},
+                         {"samples", total},
+                         {"median_us", pr.at("median_us").at(worst)}};
+      } catch (const nlohmann::json::exception&) {
+        // a row from another tool: no straggler to name
+      }
+      break;
     }
     // One rank alone measures no transfer (a local copy): only that it ran is judged.
     if (t.spec.hosts.size() * static_cast<std::size_t>(o.ranks_per_host) < 2) return;
@@ -723,6 +746,7 @@ int screen_main(int argc, char** argv) {
                           {"elapsed_s", t.elapsed_s},
                           {"launcher_exit", t.exit_status},
                           {"killed_at_deadline", t.killed},
+                          {"straggler", t.straggler.is_null() ? nlohmann::json() : t.straggler},
                           {"result_file", fs::exists(t.result_file) ? nlohmann::json(relative_to(t.result_file, out_abs))
                                                                     : nlohmann::json()},
                           {"log_file", relative_to(t.log_file, out_abs)},
