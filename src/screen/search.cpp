@@ -131,6 +131,7 @@ std::vector<TestSpec> Search::next_round() {
           plan_solo();
           continue;
         }
+        if (plan_solo_confirmation()) continue;
         stage_ = Phase::ring;
         plan_ring();
         continue;
@@ -204,31 +205,7 @@ bool Search::all_network_tests_failed(int host) const {
 }
 
 void Search::plan_attribution() {
-  // Provisional floor, only to choose whom to re-test: stricter than the final one (from the upper
-  // quartile of the scores, not the median), so a bad host hiding in a bad half of the fleet is
-  // still re-tested. Re-tests are cheap; misses are not.
-  const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
-  std::vector<std::optional<double>>& limit = limit_;
-  limit.assign(2, std::nullopt);
-  for (int k = 0; k < 2; ++k) {
-    const Metric metric = metrics[k];
-    if (!judged(criteria_, metric)) continue;
-    std::vector<double> scores;
-    for (int h : ring_hosts_)
-      if (auto s = score(h, metric, true)) scores.push_back(*s);
-    if (static_cast<int>(scores.size()) >= criteria_.min_fleet) {
-      std::ranges::sort(scores);
-      if (higher_is_better(metric)) {
-        limit[k] = stats::quantile_sorted(scores, 0.75) * (1.0 - criteria_.busbw_tolerance);
-      } else {
-        limit[k] = stats::quantile_sorted(scores, 0.25) * (1.0 + criteria_.latency_tolerance);
-      }
-    }
-    const auto absolute = higher_is_better(metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
-    if (absolute) limit[k] = limit[k] ? (higher_is_better(metric) ? std::max(*limit[k], *absolute)
-                                                                  : std::min(*limit[k], *absolute))
-                                      : absolute;
-  }
+  limit_ = provisional_limits(true, ring_hosts_);
   std::vector<std::pair<double, int>> healthy;  // (busbw score or -latency, host)
   for (int h : ring_hosts_) {
     if (all_network_tests_failed(h) || beyond_limits(h)) {
@@ -246,14 +223,66 @@ void Search::plan_attribution() {
     add_test(Stage::attribution, {suspects_[i], pool_[i % pool_.size()]});
 }
 
-bool Search::beyond_limits(int host) const {
+bool Search::beyond_limits(int host) const { return beyond_provisional(host, true, limit_); }
+
+bool Search::beyond_provisional(int host, bool network_stage, const std::vector<std::optional<double>>& limits) const {
   const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
-  for (int k = 0; k < 2; ++k) {
-    const auto s = score(host, metrics[k], true);
-    if (s && limit_[static_cast<std::size_t>(k)] && beyond(metrics[k], *s, *limit_[static_cast<std::size_t>(k)]))
-      return true;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto s = score(host, metrics[k], network_stage);
+    if (s && limits[k] && beyond(metrics[k], *s, *limits[k])) return true;
   }
   return false;
+}
+
+// Provisional floor, only to choose whom to re-test: stricter than the final one (from the upper
+// quartile of the scores, not the median), so a bad host hiding in a bad half of the fleet is
+// still re-tested. Re-tests are cheap; misses are not.
+std::vector<std::optional<double>> Search::provisional_limits(bool network_stage, const std::vector<int>& hosts) const {
+  const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
+  std::vector<std::optional<double>> limit(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Metric metric = metrics[k];
+    if (!judged(criteria_, metric)) continue;
+    std::vector<double> scores;
+    for (int h : hosts)
+      if (auto s = score(h, metric, network_stage)) scores.push_back(*s);
+    if (static_cast<int>(scores.size()) >= criteria_.min_fleet) {
+      std::ranges::sort(scores);
+      if (higher_is_better(metric)) {
+        limit[k] = stats::quantile_sorted(scores, 0.75) * (1.0 - criteria_.busbw_tolerance);
+      } else {
+        limit[k] = stats::quantile_sorted(scores, 0.25) * (1.0 + criteria_.latency_tolerance);
+      }
+    }
+    if (!network_stage) continue;
+    const auto absolute = higher_is_better(metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
+    if (absolute) limit[k] = limit[k] ? (higher_is_better(metric) ? std::max(*limit[k], *absolute)
+                                                                  : std::min(*limit[k], *absolute))
+                                      : absolute;
+  }
+  return limit;
+}
+
+bool Search::plan_solo_confirmation() {
+  std::vector<int> ok;
+  for (int h = 0; h < n_; ++h) {
+    bool failed = false;
+    for (const auto& t : tests_)
+      if (t.spec.stage == Stage::solo && t.spec.hosts[0] == h && t.measurement && t.measurement->outcome != Outcome::ok)
+        failed = true;
+    if (!failed) ok.push_back(h);
+  }
+  const auto limits = provisional_limits(false, ok);
+  bool added = false;
+  for (int h : ok) {
+    int count = 0;
+    for (const auto& t : tests_) count += t.spec.stage == Stage::solo && t.spec.hosts[0] == h;
+    if (count < criteria_.confirm && beyond_provisional(h, false, limits)) {
+      add_test(Stage::solo, {h});
+      added = true;
+    }
+  }
+  return added;
 }
 
 bool Search::plan_confirmation() {
@@ -288,7 +317,13 @@ Floor Search::make_floor(Stage stage, Metric metric, const std::vector<int>& hos
   f.hosts = static_cast<int>(scores.size());
   if (f.hosts >= criteria_.min_fleet) {
     f.fleet_median = median_of(scores);
-    f.fleet_mad = mad_of(scores);
+    // The spread is the fleet's noise, not the bad hosts' distance: the MAD of the scores within
+    // the tolerance band around the median (all of them when fewer than min_fleet are).
+    const double tol = higher_is_better(metric) ? criteria_.busbw_tolerance : criteria_.latency_tolerance;
+    std::vector<double> band;
+    for (double v : scores)
+      if (std::fabs(v - *f.fleet_median) <= tol * *f.fleet_median) band.push_back(v);
+    f.fleet_mad = mad_of(static_cast<int>(band.size()) >= criteria_.min_fleet ? band : scores);
     const double spread = criteria_.mad_k * 1.4826 * *f.fleet_mad;
     if (higher_is_better(metric)) {
       f.relative = *f.fleet_median - std::max(criteria_.busbw_tolerance * *f.fleet_median, spread);

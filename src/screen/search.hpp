@@ -3,9 +3,10 @@
 // tests it asks for (src/cli/screen_command.cpp); the simulation (simulate.hpp) answers them from a
 // model of hosts. Both drive the same Search.
 //
-//   stage solo         each host alone (its local path: NVLink / shared memory), one test per host.
-//                      A host that fails or cannot be reached alone is failed / unreachable, and
-//                      stays out of the network stages.
+//   stage solo         each host alone (its local path: NVLink / shared memory), one test per host;
+//                      a host beyond the provisional floor alone is tested alone once more (the
+//                      best counts). A host that fails or cannot be reached alone is failed /
+//                      unreachable, and stays out of the network stages.
 //   stage ring         the remaining hosts in a ring, each pair of neighbours one test over the
 //                      network: m tests for m hosts, in 2 rounds (3 when m is odd) when the
 //                      tests may all run at once. A pair is as fast as its slower host, so a host's
@@ -55,10 +56,11 @@ struct Measurement {
 
 struct Criteria {
   // Relative floor of busbw: median - max(tolerance * median, mad_k * 1.4826 * MAD) over the hosts'
-  // scores; the latency ceiling likewise above the median.
+  // scores; the latency ceiling likewise above the median. (Scores are a host's best test and a
+  // suspect is re-tested before it is blamed, so 3 MADs keep false blame rare: docs/screen.md.)
   double busbw_tolerance = 0.2;
-  double latency_tolerance = 0.5;
-  double mad_k = 4.0;
+  double latency_tolerance = 1.0;
+  double mad_k = 3.0;
   // Which metrics are judged (both by default; an emulated fabric without a latency model judges
   // busbw only: its small-message times measure CPU scheduling).
   bool judge_busbw = true;
@@ -127,7 +129,12 @@ class Search {
   void plan_solo();
   void plan_ring();
   void plan_attribution();
-  bool plan_confirmation();  // false: nothing more to test
+  bool plan_confirmation();       // false: nothing more to test
+  bool plan_solo_confirmation();  // likewise, for hosts beyond the provisional floor alone
+  // Provisional floor/ceiling of a stage's scores (upper/lower quartile -/+ the tolerance, or the
+  // absolute one): whom to re-test.
+  std::vector<std::optional<double>> provisional_limits(bool network_stage, const std::vector<int>& hosts) const;
+  bool beyond_provisional(int host, bool network_stage, const std::vector<std::optional<double>>& limits) const;
   bool beyond_limits(int host) const;
   void conclude();
   std::vector<TestSpec> take_round();

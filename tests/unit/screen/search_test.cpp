@@ -104,13 +104,24 @@ TEST(ScreenSearch, FloorUsesMadWhenTheFleetIsNoisierThanTheTolerance) {
   Fleet f = healthy(5);
   f.busbw = {1.0, 0.9, 1.1, 0.8, 1.2};  // a pair runs at the slower host's busbw
   const Search s = run(f);
+  bool found = false;
   for (const Floor& fl : s.floors()) {
     if (fl.stage != Stage::ring || fl.metric != Metric::busbw_gbps) continue;
-    // Ring (0,1)=0.9 (2,3)=0.8 (4,0)=1.0 (1,2)=0.9 (3,4)=0.8: best per host 1.0 0.9 0.9 0.8 1.0
+    found = true;
+    // Ring (0,1)=0.9 (2,3)=0.8 (4,0)=1.0 (1,2)=0.9 (3,4)=0.8: best per host 1.0 0.9 0.9 0.8 1.0.
+    // Median 0.9, all within the 20% band: MAD 0.1, and 3 scaled MADs exceed 20% of the median.
     EXPECT_DOUBLE_EQ(*fl.fleet_median, 0.9);
     EXPECT_NEAR(*fl.fleet_mad, 0.1, 1e-12);
-    EXPECT_NEAR(*fl.value, 0.9 - 4 * 1.4826 * 0.1, 1e-12);
+    EXPECT_NEAR(*fl.value, 0.9 - 3 * 1.4826 * 0.1, 1e-12);
   }
+  EXPECT_TRUE(found);
+}
+
+TEST(ScreenSearch, BadHostsInflateNeitherMedianNorSpread) {
+  Fleet f = healthy(8);
+  f.busbw = {0.55, 0.55, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99};  // two slow neighbours in the ring
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{S, S, H, H, H, H, H, H}));
 }
 
 TEST(ScreenSearch, TwoSlowHostsAroundAHealthyOneAreBothNamedAndItIsCleared) {
@@ -162,7 +173,7 @@ TEST(ScreenSearch, FailuresAloneKeepAHostOutOfTheNetworkStages) {
 
 TEST(ScreenSearch, HighLatencyIsJudgedToo) {
   Fleet f = healthy(6);
-  f.latency[0] = 40;  // 4x the others
+  f.latency[0] = 40;  // 4x the others; the ceiling is 2x the median
   const Search s = run(f);
   EXPECT_EQ(verdicts(s), (std::vector<Verdict>{S, H, H, H, H, H}));
   EXPECT_NE(s.hosts()[0].reason.find("alone latency above the ceiling"), std::string::npos);
