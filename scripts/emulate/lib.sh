@@ -261,7 +261,7 @@ emu_exec() {
 }
 
 # emu_stop_ranks HOST_INDEX SECONDS: SIGSTOP every ccbench process that appears in the host's
-# namespace (a rank that hangs without dying), until killed, or for SECONDS when not 0. The stopped
+# namespace (ccbench or the ccbench-measure it execs: a rank that hangs without dying), until killed, or for SECONDS when not 0. The stopped
 # ranks stay stopped; whoever ends the job (the launcher, `down`) kills them.
 emu_stop_ranks() {
   local ns p end=0
@@ -270,7 +270,7 @@ emu_stop_ranks() {
   [[ $2 -gt 0 ]] && end=$((SECONDS + $2))
   while [[ $end -eq 0 || $SECONDS -lt $end ]]; do
     for p in $(ip netns pids "$ns" 2>/dev/null); do
-      [[ $(cat "/proc/$p/comm" 2>/dev/null) == ccbench ]] || continue
+      [[ $(cat "/proc/$p/comm" 2>/dev/null) == ccbench* ]] || continue  # ccbench run execs ccbench-measure
       [[ $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) == T ]] && continue
       kill -STOP "$p" 2>/dev/null && emu_log "stopped ccbench pid $p on $ns"
     done

@@ -406,7 +406,9 @@ bool run_round(std::vector<TestRun>& round, const ScreenOptions& o, const std::v
       std::string hosts;
       for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
       std::string what = std::string(name(t.measurement.outcome));
-      if (t.measurement.outcome == Outcome::ok) {
+      if (t.measurement.outcome == Outcome::ok && !t.measurement.latency_us) {
+        what = "ran (one rank: no transfer to time)";
+      } else if (t.measurement.outcome == Outcome::ok) {
         what = fmt::format("latency {:.1f} us", t.measurement.latency_us.value_or(0));
         if (t.measurement.busbw_gbps) what += fmt::format(", busbw {:.3f} GB/s", *t.measurement.busbw_gbps);
       } else {
@@ -647,8 +649,8 @@ int screen_main(int argc, char** argv) {
   for (const Floor& f : search.floors()) {
     if (!f.value) continue;
     const bool bw = f.metric == Metric::busbw_gbps;
-    std::printf("# %s %s %s %.4g %s (fleet median %s over %d hosts%s)\n", f.stage == Stage::solo ? "alone:" : "network:",
-                bw ? "busbw floor" : "latency ceiling", "", *f.value, bw ? "GB/s" : "us",
+    std::printf("# %s %s %.4g %s (fleet median %s over %d hosts%s)\n", f.stage == Stage::solo ? "alone:" : "network:",
+                bw ? "busbw floor" : "latency ceiling", *f.value, bw ? "GB/s" : "us",
                 f.fleet_median ? fmt::format("{:.4g}", *f.fleet_median).c_str() : "-", f.hosts,
                 f.absolute ? fmt::format(", absolute {:.4g}", *f.absolute).c_str() : "");
   }
