@@ -18,22 +18,32 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* v = argv[i + 1];
-    if (flag == "--seeds") seeds = std::atoi(v);
-    else if (flag == "--slowdown") slowdown = std::atof(v);
-    else if (flag == "--busbw-cv") busbw_cv = std::atof(v);
-    else if (flag == "--latency-cv") latency_cv = std::atof(v);
-    else if (flag == "--failed") failed = std::atoi(v);
-    else if (flag == "--concurrency") concurrency = std::atoi(v);
+    if (flag == "--seeds")
+      seeds = std::atoi(v);
+    else if (flag == "--slowdown")
+      slowdown = std::atof(v);
+    else if (flag == "--busbw-cv")
+      busbw_cv = std::atof(v);
+    else if (flag == "--latency-cv")
+      latency_cv = std::atof(v);
+    else if (flag == "--failed")
+      failed = std::atoi(v);
+    else if (flag == "--concurrency")
+      concurrency = std::atoi(v);
     else {
       std::fprintf(stderr, "ccbench_screen_simulation: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
-  std::printf("# %d fleets per row; slow hosts at %.2f of the busbw; noise per test: busbw CV %.3f, latency CV %.3f;"
-              " %d failed host(s); concurrency %s\n",
-              seeds, slowdown, busbw_cv, latency_cv, failed, concurrency == 0 ? "unlimited" : std::to_string(concurrency).c_str());
+  std::printf(
+      "# %d fleets per row; slow hosts at %.2f of the busbw; noise per test: busbw CV %.3f, latency CV %.3f;"
+      " %d failed host(s); concurrency %s\n",
+      seeds, slowdown, busbw_cv, latency_cv, failed,
+      concurrency == 0 ? "unlimited" : std::to_string(concurrency).c_str());
   std::printf("# test time model: 2 s launch + 0.05 s per host + 4 s measuring (failed: + 30 s watchdog instead)\n");
-  std::printf("| n | k slow | rounds | tests | all pairs n(n-1)/2 | tests / (n log2 n) | wall (model) | missed | falsely blamed |\n");
+  std::printf(
+      "| n | k slow | rounds | tests | all pairs n(n-1)/2 | tests / (n log2 n) | wall (model) | missed | falsely "
+      "blamed |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int n = 8; n <= 1024; n *= 2) {
     for (int k : {1, std::max(2, n / 16)}) {

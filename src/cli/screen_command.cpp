@@ -256,8 +256,8 @@ std::optional<std::string> unreachable_line(const std::string& log) {
 // The line of the log that best says what went wrong: the first one naming a cause (ccbench's
 // watchdog, a dead peer, a connection the transport could not make), else the last error line.
 std::string error_line(const std::string& log) {
-  static const char* const causes[] = {"timeout:", "peer failed", "is stopped", "Unable to connect", "unreachable",
-                                       "Connection refused", "exited on signal"};
+  static const char* const causes[] = {"timeout:",    "peer failed",        "is stopped",      "Unable to connect",
+                                       "unreachable", "Connection refused", "exited on signal"};
   static const char* const errors[] = {"error", "ERROR", "FATAL", "ccbench", "exited", "abort"};
   std::stringstream lines(log);
   std::string line, last;
@@ -286,14 +286,14 @@ void judge(TestRun& t, const ScreenOptions& o) {
     }
   }
   Measurement& m = t.measurement;
-  const std::string exit_text =
-      t.signal != 0 ? fmt::format("launcher ended by signal {}", t.signal)
-                          : fmt::format("launcher exit {}", t.exit_status);
+  const std::string exit_text = t.signal != 0 ? fmt::format("launcher ended by signal {}", t.signal)
+                                              : fmt::format("launcher exit {}", t.exit_status);
   if (t.killed) {
     m.outcome = Outcome::failed;
-    m.reason = fmt::format("no end within {:.0f} s (the test deadline): killed by the screen; a stopped rank or a "
-                           "launcher that cannot end",
-                           o.test_timeout_s);
+    m.reason = fmt::format(
+        "no end within {:.0f} s (the test deadline): killed by the screen; a stopped rank or a "
+        "launcher that cannot end",
+        o.test_timeout_s);
     if (file && file->run.error) {
       m.reason += "; the result file says: " + *file->run.error;
     } else if (const std::string line = error_line(log); !line.empty()) {
@@ -471,7 +471,8 @@ int screen_main(int argc, char** argv) {
   app.add_option("-e,--large-bytes", large, "the bandwidth-bound size (default 4M)");
   app.add_option("-n,--iters", o.iters, "samples per size, or auto (default 10)");
   app.add_option("-w,--warmup", o.warmup, "warm-up ops per size (default 2)")->check(CLI::Range(0, 100000));
-  app.add_option("-T,--timeout", o.timeout_s, "each test's watchdog, seconds (default 30)")->check(CLI::Range(1.0, 1e6));
+  app.add_option("-T,--timeout", o.timeout_s, "each test's watchdog, seconds (default 30)")
+      ->check(CLI::Range(1.0, 1e6));
   app.add_option("--max-time-per-size", o.max_time_per_size_s, "seconds of samples per size (default 2)")
       ->check(CLI::Range(0.01, 1e6));
   app.add_option("--test-timeout", o.test_timeout_s,
@@ -479,14 +480,16 @@ int screen_main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--run-arg", o.run_args, "one more argument for every `ccbench run` (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--concurrency", o.concurrency, "tests at once, never sharing a host (default 0: every test of a round)")
+  app.add_option("--concurrency", o.concurrency,
+                 "tests at once, never sharing a host (default 0: every test of a round)")
       ->check(CLI::Range(0, 1000000));
   app.add_option("--expect-busbw", expect_busbw, "absolute floor of a pair's busbw, GB/s")->check(CLI::PositiveNumber);
   app.add_option("--expect-latency-us", expect_latency, "absolute ceiling of a pair's small-message time, us")
       ->check(CLI::PositiveNumber);
   app.add_option("--instance-type", instance_type,
                  "floor from the instance profile: 80% of its EFA line rate (efa_gbps / 8 GB/s)");
-  app.add_option("--tolerance", o.criteria.busbw_tolerance, "busbw floor at least this far below the fleet median (0.2)")
+  app.add_option("--tolerance", o.criteria.busbw_tolerance,
+                 "busbw floor at least this far below the fleet median (0.2)")
       ->check(CLI::Range(0.0, 0.99));
   app.add_option("--latency-tolerance", o.criteria.latency_tolerance,
                  "latency ceiling at least this far above the fleet median (0.5)")
@@ -536,7 +539,8 @@ int screen_main(int argc, char** argv) {
     o.small_bytes = bytes("-b/--small-bytes", small);
     o.large_bytes = bytes("-e/--large-bytes", large);
     if (o.small_bytes == 0 || o.large_bytes <= o.small_bytes)
-      throw UsageError(fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
+      throw UsageError(
+          fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
     if (!o.path.empty() && o.backend != "nccl") throw UsageError("--path: only with --backend nccl");
     if (o.test_timeout_s == 0) o.test_timeout_s = 2 * o.timeout_s + 60;
     o.criteria.judge_busbw = judge != "latency";
@@ -545,7 +549,8 @@ int screen_main(int argc, char** argv) {
     o.criteria.expect_latency_us = expect_latency;
     if (!instance_type.empty() && !expect_busbw) {
       const auto profile = system::find_instance_profile(instance_type);
-      if (!profile) throw UsageError(fmt::format("--instance-type {}: no such profile (configs/instances)", instance_type));
+      if (!profile)
+        throw UsageError(fmt::format("--instance-type {}: no such profile (configs/instances)", instance_type));
       o.criteria.expect_busbw_gbps = 0.8 * profile->efa_gbps / 8.0;
     }
     if (fs::exists(o.out)) throw UsageError(fmt::format("--out {}: exists; choose a new folder", o.out.string()));
@@ -575,7 +580,7 @@ int screen_main(int argc, char** argv) {
   }
   const fs::path out_abs = fs::absolute(o.out);
 
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
@@ -587,8 +592,8 @@ int screen_main(int argc, char** argv) {
   std::fprintf(stderr,
                "screen: %d hosts from %s, %d rank(s) each, %s %s %s..%s, -T %g s, test deadline %g s, concurrency %s\n",
                n, o.hosts_source.c_str(), o.ranks_per_host, o.launcher.c_str(), o.op.c_str(),
-               format_bytes(o.small_bytes).c_str(), format_bytes(o.large_bytes).c_str(), o.timeout_s,
-               o.test_timeout_s, o.concurrency == 0 ? "unlimited" : std::to_string(o.concurrency).c_str());
+               format_bytes(o.small_bytes).c_str(), format_bytes(o.large_bytes).c_str(), o.timeout_s, o.test_timeout_s,
+               o.concurrency == 0 ? "unlimited" : std::to_string(o.concurrency).c_str());
 
   Search search(n, o.criteria, o.concurrency);
   std::vector<TestRun> done;
@@ -644,14 +649,14 @@ int screen_main(int argc, char** argv) {
   };
 
   // Table.
-  std::printf("# ccbench screen: %d hosts, %zu tests in %d rounds, %.1f s\n", n, search.tests().size(),
-              search.rounds(), elapsed_s);
+  std::printf("# ccbench screen: %d hosts, %zu tests in %d rounds, %.1f s\n", n, search.tests().size(), search.rounds(),
+              elapsed_s);
   for (const Floor& f : search.floors()) {
     if (!f.value) continue;
     const bool bw = f.metric == Metric::busbw_gbps;
-    std::printf("# %s %s %.4g %s (fleet median %s over %d hosts%s)\n", f.stage == Stage::solo ? "alone:" : "network:",
-                bw ? "busbw floor" : "latency ceiling", *f.value, bw ? "GB/s" : "us",
-                f.fleet_median ? fmt::format("{:.4g}", *f.fleet_median).c_str() : "-", f.hosts,
+    std::printf("# %s %s %.4g %s (fleet median %s over %d hosts%s)\n",
+                f.stage == Stage::solo ? "alone:" : "network:", bw ? "busbw floor" : "latency ceiling", *f.value,
+                bw ? "GB/s" : "us", f.fleet_median ? fmt::format("{:.4g}", *f.fleet_median).c_str() : "-", f.hosts,
                 f.absolute ? fmt::format(", absolute {:.4g}", *f.absolute).c_str() : "");
   }
   std::printf("%-16s %-12s %-22s %-22s %-12s %s\n", "host", "verdict", "busbw GB/s (floor)", "latency us (ceiling)",
@@ -662,14 +667,14 @@ int screen_main(int argc, char** argv) {
       const Evidence* e = evidence_of(r, Stage::ring, metric);
       if (!e) e = evidence_of(r, Stage::solo, metric);
       if (!e) return std::string("-");
-      return fmt::format("{:.4g}{} ({:.4g})", e->measured, e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : "",
-                         e->floor);
+      return fmt::format("{:.4g}{} ({:.4g})", e->measured,
+                         e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : "", e->floor);
     };
     std::vector<std::string> ids;
     for (int id : r.implicating_tests) ids.push_back(std::to_string(id));
     std::printf("%-16s %-12s %-22s %-22s %-12s %s\n", o.hosts[static_cast<std::size_t>(h)].c_str(),
-                std::string(name(r.verdict)).c_str(), cell(Metric::busbw_gbps).c_str(), cell(Metric::latency_us).c_str(),
-                ids.empty() ? "-" : join(ids, ",").c_str(), r.reason.c_str());
+                std::string(name(r.verdict)).c_str(), cell(Metric::busbw_gbps).c_str(),
+                cell(Metric::latency_us).c_str(), ids.empty() ? "-" : join(ids, ",").c_str(), r.reason.c_str());
   }
 
   // Screen JSON.
@@ -737,22 +742,23 @@ int screen_main(int argc, char** argv) {
   for (const TestRun& t : done) {
     std::vector<std::string> names;
     for (int h : t.spec.hosts) names.push_back(o.hosts[static_cast<std::size_t>(h)]);
-    j["tests"].push_back({{"id", t.spec.id},
-                          {"round", t.spec.round},
-                          {"stage", name(t.spec.stage)},
-                          {"hosts", names},
-                          {"outcome", name(t.measurement.outcome)},
-                          {"reason", t.measurement.reason.empty() ? nlohmann::json() : nlohmann::json(t.measurement.reason)},
-                          {"latency_us", json_or_null(t.measurement.latency_us)},
-                          {"busbw_gbps", json_or_null(t.measurement.busbw_gbps)},
-                          {"elapsed_s", t.elapsed_s},
-                          {"launcher_exit", t.exit_status},
-                          {"killed_at_deadline", t.killed},
-                          {"straggler", t.straggler.is_null() ? nlohmann::json() : t.straggler},
-                          {"result_file", fs::exists(t.result_file) ? nlohmann::json(relative_to(t.result_file, out_abs))
-                                                                    : nlohmann::json()},
-                          {"log_file", relative_to(t.log_file, out_abs)},
-                          {"command", t.argv}});
+    j["tests"].push_back(
+        {{"id", t.spec.id},
+         {"round", t.spec.round},
+         {"stage", name(t.spec.stage)},
+         {"hosts", names},
+         {"outcome", name(t.measurement.outcome)},
+         {"reason", t.measurement.reason.empty() ? nlohmann::json() : nlohmann::json(t.measurement.reason)},
+         {"latency_us", json_or_null(t.measurement.latency_us)},
+         {"busbw_gbps", json_or_null(t.measurement.busbw_gbps)},
+         {"elapsed_s", t.elapsed_s},
+         {"launcher_exit", t.exit_status},
+         {"killed_at_deadline", t.killed},
+         {"straggler", t.straggler.is_null() ? nlohmann::json() : t.straggler},
+         {"result_file",
+          fs::exists(t.result_file) ? nlohmann::json(relative_to(t.result_file, out_abs)) : nlohmann::json()},
+         {"log_file", relative_to(t.log_file, out_abs)},
+         {"command", t.argv}});
   }
   bool wrote = true;
   auto write = [&](const fs::path& p, const std::string& text, const char* what) {
@@ -765,7 +771,8 @@ int screen_main(int argc, char** argv) {
   };
   write(o.out / "screen.json", j.dump(2) + "\n", "screen file");
   if (!o.healthy_out.empty()) {
-    std::string text = fmt::format("# healthy hosts of ccbench screen {} ({} of {})\n", o.out.string(), healthy.size(), n);
+    std::string text =
+        fmt::format("# healthy hosts of ccbench screen {} ({} of {})\n", o.out.string(), healthy.size(), n);
     for (const auto& h : healthy) text += fmt::format("{} slots={}\n", h, o.ranks_per_host);
     write(o.healthy_out, text, "--healthy-out");
   }

@@ -77,8 +77,7 @@ std::vector<std::string> parse_hostfile_text(std::string_view text, std::string_
     std::istringstream words{std::string(l)};
     std::string host, word;
     words >> host;
-    if (!valid_host(host))
-      throw UsageError(fmt::format("{}:{}: '{}' is not a host name", where, number, host));
+    if (!valid_host(host)) throw UsageError(fmt::format("{}:{}: '{}' is not a host name", where, number, host));
     while (words >> word) {
       const auto eq = word.find('=');
       const std::string key = word.substr(0, eq);

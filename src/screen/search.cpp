@@ -10,36 +10,48 @@ namespace ccbench::screen {
 
 std::string_view name(Stage stage) {
   switch (stage) {
-    case Stage::solo: return "solo";
-    case Stage::ring: return "ring";
-    case Stage::attribution: return "attribution";
+    case Stage::solo:
+      return "solo";
+    case Stage::ring:
+      return "ring";
+    case Stage::attribution:
+      return "attribution";
   }
   return "?";
 }
 
 std::string_view name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::ok: return "ok";
-    case Outcome::failed: return "failed";
-    case Outcome::unreachable: return "unreachable";
+    case Outcome::ok:
+      return "ok";
+    case Outcome::failed:
+      return "failed";
+    case Outcome::unreachable:
+      return "unreachable";
   }
   return "?";
 }
 
 std::string_view name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::healthy: return "healthy";
-    case Verdict::slow: return "slow";
-    case Verdict::failed: return "failed";
-    case Verdict::unreachable: return "unreachable";
+    case Verdict::healthy:
+      return "healthy";
+    case Verdict::slow:
+      return "slow";
+    case Verdict::failed:
+      return "failed";
+    case Verdict::unreachable:
+      return "unreachable";
   }
   return "?";
 }
 
 std::string_view name(Metric metric) {
   switch (metric) {
-    case Metric::latency_us: return "latency_us";
-    case Metric::busbw_gbps: return "busbw_gbps";
+    case Metric::latency_us:
+      return "latency_us";
+    case Metric::busbw_gbps:
+      return "busbw_gbps";
   }
   return "?";
 }
@@ -73,9 +85,7 @@ bool beyond(Metric metric, double measured, double floor) {
 
 bool network(Stage stage) { return stage != Stage::solo; }
 
-bool judged(const Criteria& c, Metric metric) {
-  return metric == Metric::busbw_gbps ? c.judge_busbw : c.judge_latency;
-}
+bool judged(const Criteria& c, Metric metric) { return metric == Metric::busbw_gbps ? c.judge_busbw : c.judge_latency; }
 
 bool contains(const std::vector<int>& v, int x) { return std::ranges::find(v, x) != v.end(); }
 
@@ -144,7 +154,8 @@ std::vector<TestSpec> Search::next_round() {
         stage_ = Phase::done;
         conclude();
         return {};
-      case Phase::done: return {};
+      case Phase::done:
+        return {};
     }
   }
 }
@@ -179,7 +190,8 @@ void Search::plan_ring() {
   // closing edge a third).
   for (int parity = 0; parity < 2; ++parity)
     for (int i = parity; i < m; i += 2)
-      add_test(Stage::ring, {ring_hosts_[static_cast<std::size_t>(i)], ring_hosts_[static_cast<std::size_t>((i + 1) % m)]});
+      add_test(Stage::ring,
+               {ring_hosts_[static_cast<std::size_t>(i)], ring_hosts_[static_cast<std::size_t>((i + 1) % m)]});
 }
 
 std::optional<double> Search::score(int host, Metric metric, bool network_tests) const {
@@ -256,9 +268,9 @@ std::vector<std::optional<double>> Search::provisional_limits(bool network_stage
     }
     if (!network_stage) continue;
     const auto absolute = higher_is_better(metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
-    if (absolute) limit[k] = limit[k] ? (higher_is_better(metric) ? std::max(*limit[k], *absolute)
-                                                                  : std::min(*limit[k], *absolute))
-                                      : absolute;
+    if (absolute)
+      limit[k] = limit[k] ? (higher_is_better(metric) ? std::max(*limit[k], *absolute) : std::min(*limit[k], *absolute))
+                          : absolute;
   }
   return limit;
 }

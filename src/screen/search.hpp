@@ -30,9 +30,9 @@
 namespace ccbench::screen {
 
 enum class Stage { solo, ring, attribution };
-enum class Outcome { ok, failed, unreachable };                 // of one test
-enum class Verdict { healthy, slow, failed, unreachable };      // of one host
-enum class Metric { latency_us, busbw_gbps };                   // what a floor judges
+enum class Outcome { ok, failed, unreachable };             // of one test
+enum class Verdict { healthy, slow, failed, unreachable };  // of one host
+enum class Metric { latency_us, busbw_gbps };               // what a floor judges
 
 std::string_view name(Stage stage);
 std::string_view name(Outcome outcome);
@@ -156,7 +156,7 @@ class Search {
   std::vector<bool> excluded_;  // failed or unreachable alone: out of the network stages
   std::vector<int> ring_hosts_;
   std::vector<int> suspects_;
-  std::vector<int> pool_;  // hosts the ring showed healthy, best first
+  std::vector<int> pool_;                     // hosts the ring showed healthy, best first
   std::vector<std::optional<double>> limit_;  // provisional floor (busbw) and ceiling (latency)
   std::vector<HostResult> hosts_;
   std::vector<Floor> floors_;

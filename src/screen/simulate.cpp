@@ -31,7 +31,8 @@ SimulationResult simulate(const SimulationConfig& config) {
   std::iota(order.begin(), order.end(), 0);
   std::ranges::shuffle(order, rng);
   std::vector<Health> health(static_cast<std::size_t>(n), Health::healthy);
-  for (int i = 0; i < config.slow_hosts; ++i) health[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = Health::slow;
+  for (int i = 0; i < config.slow_hosts; ++i)
+    health[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = Health::slow;
   for (int i = 0; i < config.failed_hosts; ++i)
     health[static_cast<std::size_t>(order[static_cast<std::size_t>(config.slow_hosts + i)])] = Health::failed;
 

@@ -17,8 +17,8 @@ struct SimulationConfig {
   // Per-test noise, log-normal with these coefficients of variation (0: none).
   double busbw_cv = 0.0;
   double latency_cv = 0.0;
-  double busbw_gbps = 40.0;   // a healthy pair's busbw
-  double latency_us = 30.0;   // a healthy pair's small-message time
+  double busbw_gbps = 40.0;  // a healthy pair's busbw
+  double latency_us = 30.0;  // a healthy pair's small-message time
   double solo_busbw_gbps = 300.0;
   double solo_latency_us = 10.0;
   // Test time model: launch_s + per_host_s * hosts in the test + measure_s; a failed test lasts
@@ -35,9 +35,9 @@ struct SimulationConfig {
 struct SimulationResult {
   int rounds = 0;
   int tests = 0;
-  double wall_s = 0;  // sum over rounds of the round's longest test
-  int bad = 0;        // slow + failed hosts planted
-  int missed = 0;     // bad hosts judged healthy
+  double wall_s = 0;     // sum over rounds of the round's longest test
+  int bad = 0;           // slow + failed hosts planted
+  int missed = 0;        // bad hosts judged healthy
   int false_blamed = 0;  // healthy hosts judged anything else
 };
 

@@ -29,7 +29,8 @@ RankTiming decode(const std::string& text) {
   RankTiming t;
   std::istringstream in(text);
   std::size_t n = 0;
-  if (!std::getline(in, t.host) || !(in >> n) || n > 100000000) throw std::invalid_argument("per-rank timing: bad header");
+  if (!std::getline(in, t.host) || !(in >> n) || n > 100000000)
+    throw std::invalid_argument("per-rank timing: bad header");
   t.samples_us.resize(n);
   t.barrier_wait_us.resize(n);
   for (std::size_t i = 0; i < n; ++i)

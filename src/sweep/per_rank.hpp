@@ -5,10 +5,9 @@
 // Additive to schema_version 1. Pure functions here; the engine gathers (one string per rank).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ccbench::per_rank {
 

@@ -12,8 +12,8 @@ namespace {
 
 // Per-host link busbw factor (1 = healthy) and state; a pair runs at its slower host's rate.
 struct Fleet {
-  std::vector<double> busbw;           // pair busbw of the host's link (GB/s)
-  std::vector<double> latency;         // small-message time the host adds (us)
+  std::vector<double> busbw;    // pair busbw of the host's link (GB/s)
+  std::vector<double> latency;  // small-message time the host adds (us)
   std::set<int> hang, unreachable;
 };
 
@@ -47,7 +47,12 @@ Search run(const Fleet& f, Criteria c = {}, int concurrency = 0, std::vector<std
   return s;
 }
 
-Fleet healthy(int n) { return Fleet{std::vector<double>(static_cast<std::size_t>(n), 1.0), std::vector<double>(static_cast<std::size_t>(n), 10.0), {}, {}}; }
+Fleet healthy(int n) {
+  return Fleet{std::vector<double>(static_cast<std::size_t>(n), 1.0),
+               std::vector<double>(static_cast<std::size_t>(n), 10.0),
+               {},
+               {}};
+}
 
 std::vector<Verdict> verdicts(const Search& s) {
   std::vector<Verdict> v;
@@ -223,7 +228,8 @@ TEST(ScreenSearch, ASuspectClearedByItsFirstRetestIsNotRetestedAgain) {
     for (const auto& t : round) {
       Measurement m;
       m.latency_us = 10;
-      if (t.stage != Stage::solo) m.busbw_gbps = (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) ? 0.5 : 1.0;
+      if (t.stage != Stage::solo)
+        m.busbw_gbps = (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) ? 0.5 : 1.0;
       s.record(t.id, m);
     }
   EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
