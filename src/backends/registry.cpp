@@ -1,8 +1,6 @@
 // The backend table: one line per backend. A backend that was not built in keeps its line, so
 // `--backend nccl` on a CPU-only build says why instead of "unknown backend". This file is the one
 // place that knows every backend (its own CMake target, above the backends it creates: no cycle).
-#include <mpi.h>
-
 #include <algorithm>
 
 #include "backends/backend.hpp"
@@ -32,7 +30,7 @@ std::unique_ptr<Backend> create_mpi(const BackendOptions& options) {
   if (!options.path.empty()) throw UsageError("--path applies to --backend nccl only");
   if (options.graph_launches != 0) throw UsageError("-G/--cudagraph applies to --backend nccl only");
   reject_fabric_options(options, "mpi");
-  return std::make_unique<MpiBackend>(MPI_COMM_WORLD);
+  return make_world_mpi_backend();
 }
 
 #ifdef CCBENCH_HAVE_LIBFABRIC

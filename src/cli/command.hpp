@@ -16,5 +16,7 @@ struct Command {
 
 bool register_command(const Command& command);
 const std::vector<Command>& commands();
+// argv[0] of the process as started (the path of ccbench), before main rewrote it.
+const char* program_path();
 
 }  // namespace ccbench::cli

@@ -71,6 +71,7 @@ int fabric_main(int argc, char** argv) {
   SessionHooks hooks;
   hooks.command = "ccbench fabric";
   hooks.wrong_unit = "bytes";
+  hooks.watch_allocate = true;  // allocate() swaps RMA keys with the peer
   RunSession session(channel, config.run, hooks);
   try {
     if (!fabric::parse_fabric_options(argc, argv, config, channel.is_root())) {

@@ -1,4 +1,8 @@
 // `ccbench <command> ...`: dispatches to the registered subcommands.
+#ifdef CCBENCH_MEASURE_EXECUTABLE
+#include <sys/prctl.h>
+#endif
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +25,12 @@ bool register_command(const Command& command) {
 
 const std::vector<Command>& commands() { return registry(); }
 
+namespace {
+const char* g_program_path = "ccbench";
+}
+
+const char* program_path() { return g_program_path; }
+
 }  // namespace ccbench::cli
 
 namespace {
@@ -39,6 +49,12 @@ void print_usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 0 && argv[0] != nullptr) ccbench::cli::g_program_path = argv[0];
+#ifdef CCBENCH_MEASURE_EXECUTABLE
+  // `ccbench run` execs ccbench-measure in place; keep the process's name what the user started
+  // (ps, top, pkill ccbench, /proc/PID/comm), as argv[0] already is. Threads started later inherit it.
+  ::prctl(PR_SET_NAME, "ccbench", 0, 0, 0);
+#endif
   if (argc < 2) {
     print_usage(stderr);
     return 2;

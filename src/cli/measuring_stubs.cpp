@@ -31,8 +31,10 @@ int exec_measure(int argc, char** argv) {
   const std::string program = argv[0];
   const std::string name = program.substr(program.find(' ') + 1);
   std::string path = measure_path();
+  // argv[0] stays what the user ran (ps, /proc/PID/cmdline and launchers still see `ccbench run`).
+  std::string argv0 = program_path();
   std::vector<char*> args;
-  args.push_back(path.data());
+  args.push_back(argv0.data());
   std::string name_arg = name;
   args.push_back(name_arg.data());
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);

@@ -10,8 +10,8 @@ bool show_progress(const RunConfig& config) {
   return config.progress == "always" || (config.progress == "auto" && ::isatty(STDERR_FILENO));
 }
 
-ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix,
-                                 std::FILE* table, std::FILE* progress)
+ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix, std::FILE* table,
+                                 std::FILE* progress)
     : progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), config.trials),
       trials_(config.trials),
       title_suffix_(std::move(title_suffix)),

@@ -15,8 +15,8 @@ namespace ccbench {
 class ConsoleReporter final : public SweepObserver {
  public:
   // `title_suffix` follows the op's name in each block's title (" over shm" for fabric).
-  ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix = "",
-                  std::FILE* table = stdout, std::FILE* progress = stderr);
+  ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix = "", std::FILE* table = stdout,
+                  std::FILE* progress = stderr);
 
   void on_op_begin(int trial, Op op) override;
   void on_result(const ResultRow& row) override;

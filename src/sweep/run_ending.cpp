@@ -29,13 +29,15 @@ void end_run(std::string_view command, const Watchdog::Event& event, int rank, R
     }
   }
   if (backend != nullptr) backend->abort();
+  bool saved = false;
   if (rank == 0 && writer != nullptr) {
-    // Save first: after a SIGTERM the launcher sends SIGKILL about a second later.
-    writer->finish(status, exit_code, message, /*durable=*/false);
+    // Save first: after a SIGTERM the launcher sends SIGKILL about a second later. Before the
+    // first result an existing file is left as it was (finish says so and returns false).
+    saved = writer->finish(status, exit_code, message, /*durable=*/false);
   }
   std::fprintf(stderr, "%.*s: rank %d: %s\n", static_cast<int>(command.size()), command.data(), rank,
                message.c_str());
-  if (rank == 0 && writer != nullptr && !writer->path().empty()) {
+  if (saved && !writer->path().empty()) {
     std::fprintf(stderr, "%.*s: %zu finished results kept in %s (status %s)\n", static_cast<int>(command.size()),
                  command.data(), writer->result_count(), writer->path().c_str(), status.c_str());
   }

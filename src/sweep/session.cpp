@@ -57,13 +57,9 @@ int RunSession::usage_error(const std::string& message) const {
   return exit_code::usage;
 }
 
-int RunSession::run() {
-  const int rank = channel_.rank();
-  const char* command = hooks_.command.c_str();
-
-  // Backend and plan, agreed on by every rank before anything is measured or written.
-  std::unique_ptr<Backend> backend;
-  Plan plan;
+// Backend and plan, agreed on by every rank before anything is measured or written. Returns the
+// error every rank agreed on, or "".
+std::string RunSession::set_up(std::unique_ptr<Backend>& backend, Plan& plan) {
   try {
     std::string error;
     try {
@@ -75,36 +71,41 @@ int RunSession::run() {
     }
     agree_or_throw(channel_, error);
     try {
-      plan = make_plan(config_, *backend, channel_.size(), rank);
+      plan = make_plan(config_, *backend, channel_.size(), channel_.rank());
     } catch (const std::exception& e) {
       error = e.what();
     }
     agree_or_throw(channel_, error);
   } catch (const AgreedSetupError& e) {
-    return usage_error(e.what());
+    return e.what();
   }
+  return "";
+}
 
-  // Memory: the buffers of the largest case per rank must fit before we start.
-  {
-    const std::uint64_t need = buffer_bytes_needed(plan);
-    const std::uint64_t budget = backend->memory_budget_bytes(channel_.local_size());
-    const bool overflows = need == std::numeric_limits<std::uint64_t>::max();
-    const bool fits = !overflows && (budget == 0 || need <= budget);
-    if (channel_.max_all(fits ? 0.0 : 1.0) > 0) {
-      const std::uint64_t largest = config_.sizes.max_bytes;
-      const std::string flag = config_.sizes.min_bytes == config_.sizes.max_bytes
-                                   ? fmt::format("-b/--min-bytes and -e/--max-bytes {}", format_bytes(largest))
-                                   : fmt::format("-e/--max-bytes {}", format_bytes(largest));
-      if (overflows) {
-        return usage_error(fmt::format("{}: the buffers of the largest case exceed 2^64 bytes per rank", flag));
-      }
-      return usage_error(fmt::format(
-          "{}: the largest case needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
-          "ranks on this node)",
-          flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0,
-          channel_.local_size()));
-    }
-  }
+// The buffers of the largest case per rank must fit before we start (collective). Returns the
+// error naming the flag, or "".
+std::string RunSession::check_memory(const Backend& backend, const Plan& plan) {
+  const std::uint64_t need = buffer_bytes_needed(plan);
+  const std::uint64_t budget = backend.memory_budget_bytes(channel_.local_size());
+  const bool overflows = need == std::numeric_limits<std::uint64_t>::max();
+  const bool fits = !overflows && (budget == 0 || need <= budget);
+  if (channel_.max_all(fits ? 0.0 : 1.0) == 0) return "";
+  const std::uint64_t largest = config_.sizes.max_bytes;
+  const std::string flag = config_.sizes.min_bytes == config_.sizes.max_bytes
+                               ? fmt::format("-b/--min-bytes and -e/--max-bytes {}", format_bytes(largest))
+                               : fmt::format("-e/--max-bytes {}", format_bytes(largest));
+  if (overflows) return fmt::format("{}: the buffers of the largest case exceed 2^64 bytes per rank", flag);
+  return fmt::format(
+      "{}: the largest case needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
+      "ranks on this node)",
+      flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0, channel_.local_size());
+}
+
+int RunSession::run() {
+  std::unique_ptr<Backend> backend;
+  Plan plan;
+  if (std::string error = set_up(backend, plan); !error.empty()) return usage_error(error);
+  if (std::string error = check_memory(*backend, plan); !error.empty()) return usage_error(error);
 
   const PeerTable peers = PeerTable::exchange(channel_);
   ResultFile header = hooks_.describe(channel_, *backend, plan);
@@ -122,67 +123,79 @@ int RunSession::run() {
   }
   if (const std::string error = channel_.broadcast(output_error); !error.empty()) return usage_error(error);
 
-  Backend* backend_ptr = backend.get();
-  ResultWriter* writer_ptr = writer.get();
-  const std::string command_name = hooks_.command;
-  Watchdog watchdog(config_.timeout_s, [&peers, command_name, rank, writer_ptr, backend_ptr](const Watchdog::Event& event) {
-    end_run(command_name, event, rank, writer_ptr, peers, backend_ptr);
-  });
-
   if (channel_.is_root()) {
+    const char* command = hooks_.command.c_str();
     if (hooks_.notes) {
       for (const auto& note : hooks_.notes(*backend)) std::fprintf(stderr, "%s: note: %s\n", command, note.c_str());
     }
     for (const auto& skip : plan.skipped)
       std::fprintf(stderr, "%s: skipped %s: %s\n", command, skip.what.c_str(), skip.reason.c_str());
   }
+  const int exit = measure(*backend, plan, peers, writer.get());
+  backend.reset();  // close the backend's endpoints while the peers are still there
+  return exit;
+}
+
+// The sweep and its end: the engine with the observers, peak memory and the backend's final
+// metadata, the finished file and the summary line; the ending ladder for what goes wrong.
+int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer) {
+  const int rank = channel_.rank();
+  const char* command = hooks_.command.c_str();
+  Backend* backend_ptr = &backend;
+  const std::string command_name = hooks_.command;
+  Watchdog watchdog(config_.timeout_s, [&peers, command_name, rank, writer, backend_ptr](const Watchdog::Event& event) {
+    end_run(command_name, event, rank, writer, peers, backend_ptr);
+  });
 
   int exit = exit_code::ok;
   try {
-    watchdog.arm(Phase::setup);
-    backend->allocate(plan.send_bytes, plan.recv_bytes);
+    if (hooks_.watch_allocate) watchdog.arm(Phase::setup);
+    backend.allocate(plan.send_bytes, plan.recv_bytes);
     SweepTotals totals;
     if (channel_.is_root()) {
       std::unique_ptr<SweepObserver> console =
-          hooks_.observer ? hooks_.observer(plan, *backend) : std::make_unique<ConsoleReporter>(plan, config_);
+          hooks_.observer ? hooks_.observer(plan, backend) : std::make_unique<ConsoleReporter>(plan, config_);
       RecordingObserver output(*writer, *console);
-      totals = Engine(config_, plan, *backend, channel_, watchdog, output).run();
+      totals = Engine(config_, plan, backend, channel_, watchdog, output).run();
     } else {
       SweepObserver quiet;
-      Engine(config_, plan, *backend, channel_, watchdog, quiet).run();
+      Engine(config_, plan, backend, channel_, watchdog, quiet).run();
     }
     watchdog.arm(Phase::finish);
     const double peak_rss = channel_.max_all(peak_rss_bytes());
-    const nlohmann::json final_metadata = backend->final_metadata();  // collective
+    const nlohmann::json final_metadata = backend.final_metadata();  // collective
     watchdog.disarm();
-    if (channel_.is_root()) {
-      writer->set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
-      writer->merge_software(final_metadata);
-      exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
-      std::optional<std::string> error;
-      if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong {}", totals.wrong, hooks_.wrong_unit);
-      const bool saved = writer->finish("complete", exit, error);
-      std::printf(
-          "# %zu results, %zu met the CI target (±%.1f%%), %llu wrong %s; peak memory %.1f MiB per rank "
-          "(buffers %.1f MiB)\n",
-          totals.results, totals.ci_met, config_.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
-          hooks_.wrong_unit.c_str(), peak_rss / 1048576.0,
-          static_cast<double>(plan.send_bytes + plan.recv_bytes) / 1048576.0);
-      if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
-      if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", command, error->c_str());
-    }
+    if (channel_.is_root()) exit = finish(*writer, plan, totals, peak_rss, final_metadata);
     exit = channel_.broadcast(exit);
   } catch (const PeerFailure& e) {
-    end_run(hooks_.command, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer_ptr,
-            peers, backend_ptr);
+    end_run(hooks_.command, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer, peers,
+            backend_ptr);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: rank %d: %s during %s\n", command, rank, e.what(), watchdog.describe().c_str());
-    if (rank == 0 && writer) writer->finish("failed", exit_code::usage, std::string(e.what()));
+    if (rank == 0 && writer != nullptr) writer->finish("failed", exit_code::usage, std::string(e.what()));
     std::fflush(stdout);
     std::_Exit(exit_code::usage);
   }
   std::fflush(stdout);
-  backend.reset();  // close the backend's endpoints while the peers are still there
+  return exit;
+}
+
+// Rank 0: the finished result file and the summary line. Returns the exit code.
+int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
+                       const nlohmann::json& final_metadata) {
+  writer.set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
+  writer.merge_software(final_metadata);
+  const int exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
+  std::optional<std::string> error;
+  if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong {}", totals.wrong, hooks_.wrong_unit);
+  const bool saved = writer.finish("complete", exit, error);
+  std::printf(
+      "# %zu results, %zu met the CI target (±%.1f%%), %llu wrong %s; peak memory %.1f MiB per rank (buffers %.1f "
+      "MiB)\n",
+      totals.results, totals.ci_met, config_.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
+      hooks_.wrong_unit.c_str(), peak_rss / 1048576.0, static_cast<double>(buffer_bytes_needed(plan)) / 1048576.0);
+  if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
+  if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), error->c_str());
   return exit;
 }
 

@@ -22,7 +22,9 @@
 #include "core/result.hpp"
 #include "sweep/channel.hpp"
 #include "sweep/engine.hpp"
+#include "sweep/peer_table.hpp"
 #include "sweep/plan.hpp"
+#include "sweep/result_writer.hpp"
 #include "sweep/run_config.hpp"
 
 namespace ccbench {
@@ -30,6 +32,9 @@ namespace ccbench {
 struct SessionHooks {
   std::string command = "ccbench run";  // prefixes every message
   std::string wrong_unit = "elements";  // "wrong elements" / "wrong bytes" in the summary
+  // Whether the watchdog's -T covers allocate() (fabric: it exchanges RMA keys with the peer and
+  // can hang). Off for run: touching gigabytes of buffers is slow on a busy host, not a hang.
+  bool watch_allocate = false;
   // Creates this rank's backend (every rank). A hook with several steps that can fail on some
   // ranks only agrees after each (agree_or_throw); a plain exception is agreed by the session.
   std::function<std::unique_ptr<Backend>(ControlChannel&)> make_backend;
@@ -55,6 +60,12 @@ class RunSession {
   int usage_error(const std::string& message) const;
 
  private:
+  std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan);
+  std::string check_memory(const Backend& backend, const Plan& plan);
+  int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer);
+  int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
+             const nlohmann::json& final_metadata);
+
   ControlChannel& channel_;
   const RunConfig& config_;
   SessionHooks hooks_;

@@ -35,7 +35,10 @@ StopDecision decide(const StoppingRule& rule, std::span<const double> samples, d
   int round = std::clamp(n / 2, rule.min_samples, 1000);
   if (sample_cost_s > 0) {
     const double left = rule.max_time_s - elapsed_s;
-    round = std::min(round, std::max(1, static_cast<int>(std::floor(left / sample_cost_s))));
+    // In double until clamped: a long time left over a tiny sample cost exceeds int (a cast of
+    // such a double is undefined and gave rounds of 1 sample).
+    const double fit = std::floor(left / sample_cost_s);
+    round = fit >= static_cast<double>(round) ? round : std::max(1, static_cast<int>(fit));
   }
   d.next_round = std::min(round, rule.max_samples - n);
   return d;

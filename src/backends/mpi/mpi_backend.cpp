@@ -202,4 +202,6 @@ nlohmann::json MpiBackend::metadata() const {
   return {{"mpi", mpi_library_version()}};
 }
 
+std::unique_ptr<Backend> make_world_mpi_backend() { return std::make_unique<MpiBackend>(MPI_COMM_WORLD); }
+
 }  // namespace ccbench

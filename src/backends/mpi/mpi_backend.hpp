@@ -41,6 +41,9 @@ class MpiBackend final : public Backend {
   Buffer recv_;
 };
 
+// The MPI backend over MPI_COMM_WORLD (for the registry, which calls no MPI itself).
+std::unique_ptr<Backend> make_world_mpi_backend();
+
 // The MPI library's own version string (MPI_Get_library_version), first line.
 std::string mpi_library_version();
 

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "backends/nccl/efa_counters.hpp"
 #include "backends/nccl/nccl_kernels.hpp"
@@ -253,6 +254,22 @@ class NcclBackend final : public Backend {
   bool efa_reader_ = false;  // first rank of its node: reads the node's counters
 };
 
+// Every rank's `mine` on every rank, in rank order, over the control channel (a gather to rank 0
+// and a broadcast of the table). For plain structs only.
+template <typename T>
+std::vector<T> all_gather(ControlChannel& channel, const T& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::string table;
+  for (const auto& bytes : channel.gather_to_root(std::string(reinterpret_cast<const char*>(&mine), sizeof mine))) {
+    table += bytes;
+  }
+  table = channel.broadcast(table);
+  std::vector<T> all(static_cast<std::size_t>(channel.size()));
+  if (table.size() != sizeof mine * all.size()) throw BackendError("--backend nccl: the GPU table is incomplete");
+  std::memcpy(static_cast<void*>(all.data()), table.data(), table.size());
+  return all;
+}
+
 ControlChannel& require_channel(const BackendOptions& options) {
   if (options.channel == nullptr) throw BackendError("--backend nccl: no control channel between the ranks");
   return *options.channel;
@@ -317,14 +334,9 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
 
   // Every rank learns every rank's state, so all of them fail together (nobody is left waiting in a
   // collective) and the duplicate-GPU check sees the whole job.
-  std::vector<RankRecord> all(static_cast<std::size_t>(nranks_));
+  std::vector<RankRecord> all;
   try {
-    const auto gathered = channel_.gather_to_root(std::string(reinterpret_cast<const char*>(&mine), sizeof mine));
-    std::string table;
-    for (const auto& record : gathered) table += record;
-    table = channel_.broadcast(table);
-    if (table.size() != sizeof mine * all.size()) throw BackendError("--backend nccl: the GPU table is incomplete");
-    std::memcpy(static_cast<void*>(all.data()), table.data(), table.size());
+    all = all_gather(channel_, mine);
   } catch (...) {
     release();
     throw;

@@ -27,11 +27,12 @@ def run(np, args, timeout=300, extra_env=None):
                           timeout=timeout, env=e)
 
 
-def start(np, args, extra_env=None):
+def start(np, args, extra_env=None, launcher=None):
+    """Starts `mpirun -np N ccbench run ARGS` (or LAUNCHER instead of mpirun's argv) in a session."""
     e = env()
     if extra_env:
         e.update(extra_env)
-    return subprocess.Popen(MPIRUN + ["-np", str(np), CCBENCH, "run"] + args, stdout=subprocess.PIPE,
+    return subprocess.Popen((launcher or MPIRUN) + ["-np", str(np), CCBENCH, "run"] + args, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=e, start_new_session=True)
 
 

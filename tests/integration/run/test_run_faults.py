@@ -15,10 +15,10 @@ LONG = ["--ops", "allreduce", "-b", "1K", "-e", "1G", "-f", "2", "-n", "200", "-
 
 
 class Faults(unittest.TestCase):
-    def start(self, label, np=2, extra=()):
+    def start(self, label, np=2, extra=(), launcher=None):
         d = m.tmpdir()
         out = os.path.join(d, "r.json")
-        proc = m.start(np, LONG + ["--label", label, "-J", out] + list(extra))
+        proc = m.start(np, LONG + ["--label", label, "-J", out] + list(extra), launcher=launcher)
         jsonl = out + "l"
         self.assertTrue(m.wait_for_rows(jsonl, 3), "no results appeared")
         pids = {}
@@ -96,6 +96,22 @@ class Faults(unittest.TestCase):
         self.assertIn(doc["run"]["status"], ["interrupted", "incomplete", "failed"])
         self.assertGreaterEqual(len(m.load_rows(jsonl)), 3)
         print(f"SIGINT to mpirun: exit {rc}, status {doc['run']['status']}, {len(doc['results'])} results in file")
+
+    def test_signal_to_the_launcher_wrapper_says_interrupted(self):
+        # Open MPI's mpirun exits 1 ("data check failed") on its own SIGTERM/SIGINT whatever the
+        # ranks exit with; scripts/mpirun.sh gives 128+signal, as the result file says.
+        wrapper = os.path.join(os.environ.get("CCBENCH_SOURCE", "."), "scripts", "mpirun.sh")
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            with self.subTest(signal=sig.name):
+                label = f"fault-wrap-{sig.name}"
+                proc, out, jsonl, pids = self.start(label, launcher=[wrapper] + m.MPIRUN[1:])
+                os.kill(proc.pid, sig)
+                rc, stdout, stderr, elapsed = self.finish(proc, 30)
+                self.assertEqual(rc, code, stderr)
+                doc = m.load(out)
+                self.assertEqual(doc["run"]["status"], "interrupted", stderr)
+                self.assertEqual(doc["run"]["exit_code"], 128 + signal.SIGTERM)
+                self.assertGreaterEqual(len(doc["results"]), 3)
 
 
 if __name__ == "__main__":

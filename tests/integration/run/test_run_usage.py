@@ -46,6 +46,41 @@ class Usage(unittest.TestCase):
     def test_sizes_that_cannot_fit_in_memory(self):
         self.expect_usage(["-b", "512G", "-e", "512G", "--ops", "allreduce"], "-e/--max-bytes 512G")
 
+    def test_numbers_that_are_not_finite_or_out_of_range(self):
+        # -T nan used to disable the watchdog silently, inf and 9.3e9 overflowed its deadline.
+        cases = [
+            (["-T", "nan"], "ccbench run: -T/--timeout: 'nan' is not a finite number"),
+            (["-T", "inf"], "ccbench run: -T/--timeout: 'inf' is not a finite number"),
+            (["-T", "9.3e9"], "ccbench run: -T/--timeout: 9.3e9 is out of range (0 = no watchdog, up to 1000000 seconds)"),
+            (["--link-gbps", "nan"], "ccbench run: --link-gbps: 'nan' is not a finite number"),
+        ]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                self.expect_usage(QUICK + args, needle)
+
+    def test_bad_output_never_replaces_a_good_file(self):
+        d = m.tmpdir()
+        good = os.path.join(d, "good.json")
+        p = m.run(2, QUICK + ["--ops", "allreduce", "-J", good], timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(good) as f:
+            before = f.read()
+        # The .jsonl stream's name is a folder: exit 2 naming it, the good file untouched.
+        os.remove(good + "l")
+        os.mkdir(good + "l")
+        self.expect_usage(QUICK + ["--ops", "allreduce", "-J", good],
+                          f"ccbench run: -J/--json {good}: its result stream {good}l is a directory")
+        os.rmdir(good + "l")
+        # Buffers whose sizes sum past 2^64 (they wrapped, passed the memory check and ended in
+        # std::bad_alloc): exit 2 naming the flags, the good file untouched.
+        self.expect_usage(["-b", "8388608T", "-e", "8388608T", "--ops", "allreduce", "-J", good],
+                          "ccbench run: -b/--min-bytes and -e/--max-bytes 8388608T: the buffers of the largest "
+                          "case exceed 2^64 bytes per rank")
+        # -J itself a folder.
+        self.expect_usage(QUICK + ["-J", d], f"ccbench run: -J/--json {d}: is a directory")
+        with open(good) as f:
+            self.assertEqual(f.read(), before)
+
     def test_nccl_without_a_gpu(self):
         p = m.run(1, QUICK + ["--backend", "nccl"], timeout=120)
         self.assertEqual(p.returncode, 2, p.stderr)

@@ -51,5 +51,17 @@ TEST(StoppingRule, AtLeastTenSamplesEvenWhenTimeIsUp) {
   EXPECT_EQ(d.next_round, 6);
 }
 
+TEST(StoppingRule, TimeLeftOverATinySampleCostDoesNotOverflow) {
+  // 1000 s left at 1e-7 s a sample is 1e10 samples: more than an int holds. The round is the
+  // geometric one (n / 2, at least the minimum), not 1.
+  StoppingRule rule;
+  rule.max_time_s = 1000;
+  std::vector<double> s;
+  for (int i = 0; i < 10; ++i) s.push_back(i % 2 == 0 ? 100.0 : 150.0);
+  const auto d = decide(rule, s, 1e-6, 1e-7);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.next_round, 10);
+}
+
 }  // namespace
 }  // namespace ccbench

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# mpirun with ccbench's exit codes when the launcher itself is stopped.
+#   scripts/mpirun.sh -np 2 build/ccbench run ...      (any mpirun arguments)
+#
+# Open MPI 4.1's mpirun exits 1 when it receives SIGTERM or SIGINT, whatever its ranks exit with
+# (its forced-exit path sets the job's status to its default error code, 1, before it kills the
+# ranks; ranks exiting 0, 7 or 143 all give 1). 1 is ccbench's "data check failed". And mpirun
+# refuses to forward SIGTERM/SIGINT instead (ess_base_forward_signals: "The system does not
+# support trapping and forwarding of the specified signal"). So the launcher level is where the
+# code is fixed: this wrapper passes the signal on to mpirun (which sends it to the ranks, which
+# save their partial result file with status "interrupted" and exit 128+signal), waits for it,
+# and exits 128+signal itself: 143 for SIGTERM, 130 for SIGINT, 129 for SIGHUP. Otherwise its
+# exit code is mpirun's. A rank signalled directly (not mpirun) already gives mpirun 128+signal.
+set -u
+mpirun_bin=${MPIRUN:-mpirun}
+signalled=0
+# mpirun ends the job alike on TERM and INT; TERM is sent because a background job of a
+# non-interactive shell starts with SIGINT ignored.
+forward() {
+  signalled=$1
+  kill -TERM "$child" 2>/dev/null
+}
+"$mpirun_bin" "$@" &
+child=$!
+trap 'forward 143' TERM
+trap 'forward 130' INT
+trap 'forward 129' HUP
+while :; do
+  wait "$child"
+  rc=$?
+  # wait returns early (status > 128) when a trapped signal arrives; go on waiting for mpirun.
+  if kill -0 "$child" 2>/dev/null; then continue; fi
+  break
+done
+if [[ $signalled != 0 ]]; then exit "$signalled"; fi
+exit "$rc"

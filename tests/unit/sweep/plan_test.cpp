@@ -1,0 +1,86 @@
+// make_plan: every (op, size, variant) with counts resolved, skips explained, buffers sized for the
+// largest case; hand-computed for a fake backend.
+#include "sweep/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "fake_backend.hpp"
+#include "sweep/session.hpp"
+
+namespace ccbench {
+namespace {
+
+using testing::FakeBackend;
+
+TEST(Plan, AllgatherOnFourRanksSkipsSizesBelowOneElementPerRank) {
+  FakeBackend backend;
+  RunConfig config;
+  config.ops = {Op::allgather};
+  config.sizes = {8, 64, 2.0, 0};  // 8 16 32 64
+  config.in_place = InPlaceMode::both;
+  const Plan plan = make_plan(config, backend, 4, 1);
+  // float, 4 ranks: count = bytes / 4 / 4 -> 0, 1, 2, 4 elements per rank.
+  ASSERT_EQ(plan.ops.size(), 1u);
+  ASSERT_EQ(plan.ops[0].sizes.size(), 3u);
+  EXPECT_EQ(plan.ops[0].sizes[0].nominal_bytes, 16u);
+  EXPECT_EQ(plan.ops[0].sizes[2].variants[0].layout.count, 4u);
+  EXPECT_EQ(plan.ops[0].sizes[2].variants[0].rank, 1);
+  ASSERT_EQ(plan.skipped.size(), 1u);
+  EXPECT_EQ(plan.skipped[0].what, "allgather 8");
+  EXPECT_EQ(plan.skipped[0].reason, "smaller than one element per rank");
+  EXPECT_EQ(plan.cases_per_trial, 6u);  // 3 sizes x (out-of-place, in-place)
+  // Largest case, 64 B: out-of-place sends 4 elements (16 B) and receives 16 (64 B); in-place
+  // uses one buffer of 16 elements.
+  EXPECT_EQ(plan.send_bytes, 16u);
+  EXPECT_EQ(plan.recv_bytes, 64u);
+  EXPECT_EQ(buffer_bytes_needed(plan), 80u);
+}
+
+TEST(Plan, UnsupportedVariantsAreSkippedOnceWithTheBackendsReason) {
+  FakeBackend backend;
+  RunConfig config;
+  config.ops = {Op::allreduce, Op::broadcast};
+  config.dtype = DType::float16;
+  config.sizes = {1024, 2048, 2.0, 0};
+  EXPECT_THROW(
+      {
+        try {
+          make_plan(config, backend, 2, 0);
+        } catch (const UsageError& e) {
+          EXPECT_STREQ(e.what(),
+                       "nothing to measure; allreduce out-of-place: the fake backend has no half type; allreduce "
+                       "in-place: the fake backend has no half type; broadcast out-of-place: the fake backend has "
+                       "no half type; broadcast in-place: the fake backend has no half type");
+          throw;
+        }
+      },
+      UsageError);
+}
+
+TEST(Plan, RootMustBeARank) {
+  FakeBackend backend;
+  RunConfig config;
+  config.ops = {Op::broadcast};
+  config.root = 2;
+  config.sizes = {1024, 1024, 2.0, 0};
+  try {
+    make_plan(config, backend, 2, 0);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--root 2 is not a rank (0..1)");
+  }
+}
+
+TEST(Plan, BufferSumThatWouldWrapSaturates) {
+  // -b 8388608T = 2^63 bytes: send + recv = 2^64 wraps to 0 in uint64 arithmetic.
+  Plan plan;
+  plan.send_bytes = 1ULL << 63;
+  plan.recv_bytes = 1ULL << 63;
+  EXPECT_EQ(buffer_bytes_needed(plan), UINT64_MAX);
+  plan.recv_bytes = (1ULL << 63) - 1;
+  EXPECT_EQ(buffer_bytes_needed(plan), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace ccbench
