@@ -30,6 +30,13 @@ commands:
         (--fabric-path, --fabric-generation, --link-gbps, --label), then report bytes per link
         and down (unless --keep). Exit code: mpirun's.
   leftovers                                            list anything of ours left on the machine
+  exec [--] CMD...                                     run CMD where mpirun runs (namespace ccb-br) with
+        the environment that makes a plain 'mpirun --host ccb-h0,ccb-h3 ...' reach the emulated hosts
+        (OMPI_MCA_* for the agent, btl/oob networks, binding; allreduce pinned to reduce+broadcast
+        unless OMPI_MCA_coll_tuned_allreduce_algorithm is set). Exit code: CMD's. The fabric must be up.
+  stop-ranks HOST_INDEX [SECONDS]                      fault: SIGSTOP every ccbench process that starts
+        on that host, until killed or for SECONDS (a rank that hangs without dying). Faults also:
+        'set-rate RATE HOST_INDEX' (a slow link), 'link down HOST_INDEX' (a dead link).
 
 RATE is tc syntax (400mbit, 1gbit). Profiles: configs/fabrics/*.yaml (emulated-v3, emulated-v4).
 environment: CCBENCH (default build/ccbench), CCB_EMU_BTL (default self,vader,tcp),
@@ -123,6 +130,18 @@ case $cmd in
     ip -n "$(emu_host_ns "$2")" link set "$EMU_HOST_IF" "$1"
     ;;
   leftovers) emu_leftovers ;;
+  exec)
+    need_root
+    [[ ${1:-} == -- ]] && shift
+    [[ $# -ge 1 ]] || emu_die "exec [--] CMD..."
+    [[ -f $CCB_EMU_STATE/hosts ]] || emu_die "no emulated fabric is up ('$0 up --hosts N' first)"
+    emu_exec "$@"
+    ;;
+  stop-ranks)
+    need_root
+    [[ $# -ge 1 && $1 =~ ^[0-9]+$ && (${2:-0} =~ ^[0-9]+$) ]] || emu_die "stop-ranks HOST_INDEX [SECONDS]"
+    emu_stop_ranks "$1" "${2:-0}"
+    ;;
   run)
     need_root
     parse_common "$@"

@@ -251,3 +251,36 @@ emu_profile_path() {
   [[ -f $f ]] || emu_die "no fabric profile '$1' (looked for $1 and $f)"
   echo "$f"
 }
+
+# emu_exec CMD...: CMD in the launcher's namespace (ccb-br) with Open MPI's settings of emu_mpirun as
+# environment variables, so that an unmodified `mpirun --host ccb-h0:1,ccb-h3:1 ...` (or a program
+# that starts mpirun itself, such as `ccbench screen`) reaches the emulated hosts.
+emu_exec() {
+  exec ip netns exec "$CCB_EMU_BR_NS" env \
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_plm_rsh_agent="$CCB_EMU_DIR/agent.sh" OMPI_MCA_plm_rsh_no_tree_spawn=1 \
+    OMPI_MCA_pml=ob1 OMPI_MCA_btl="${CCB_EMU_BTL:-self,vader,tcp}" \
+    OMPI_MCA_btl_tcp_if_include="${CCB_EMU_SUBNET}.0/24" OMPI_MCA_oob_tcp_if_include="${CCB_EMU_MGMT_SUBNET}.0/24" \
+    OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1 \
+    OMPI_MCA_coll_tuned_use_dynamic_rules="${OMPI_MCA_coll_tuned_use_dynamic_rules:-1}" \
+    OMPI_MCA_coll_tuned_allreduce_algorithm="${OMPI_MCA_coll_tuned_allreduce_algorithm:-2}" \
+    "$@"
+}
+
+# emu_stop_ranks HOST_INDEX SECONDS: SIGSTOP every ccbench process that appears in the host's
+# namespace (ccbench or the ccbench-measure it execs: a rank that hangs without dying), until killed, or for SECONDS when not 0. The stopped
+# ranks stay stopped; whoever ends the job (the launcher, `down`) kills them.
+emu_stop_ranks() {
+  local ns p end=0
+  ns=$(emu_host_ns "$1")
+  ip netns pids "$ns" >/dev/null 2>&1 || emu_die "no emulated host $ns"
+  [[ $2 -gt 0 ]] && end=$((SECONDS + $2))
+  while [[ $end -eq 0 || $SECONDS -lt $end ]]; do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do
+      [[ $(cat "/proc/$p/comm" 2>/dev/null) == ccbench* ]] || continue  # ccbench run execs ccbench-measure
+      [[ $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) == T ]] && continue
+      kill -STOP "$p" 2>/dev/null && emu_log "stopped ccbench pid $p on $ns"
+    done
+    sleep 0.05
+  done
+}

@@ -45,6 +45,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
   app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
+  app.add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
   app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");

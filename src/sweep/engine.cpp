@@ -9,6 +9,7 @@
 #include "core/bandwidth.hpp"
 #include "core/sampling.hpp"
 #include "core/stats.hpp"
+#include "sweep/per_rank.hpp"
 #include "sweep/stopping_rule.hpp"
 
 namespace ccbench {
@@ -135,13 +136,17 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t iteration = 0;
   bool ci_met = false;
+  per_rank::RankTiming mine;  // --per-rank: this rank's own samples and barrier waits
   while (round > 0) {
     local.assign(static_cast<std::size_t>(round), 0.0);
     for (double& sample : local) {
       watchdog_.arm(Phase::sample, iteration++);
+      const auto arrived = std::chrono::steady_clock::now();
       channel_.barrier();
+      if (config_.per_rank) mine.barrier_wait_us.push_back(seconds_since(arrived) * 1e6);
       sample = backend_.time_batch_us(c, batch) / batch;
     }
+    if (config_.per_rank) mine.samples_us.insert(mine.samples_us.end(), local.begin(), local.end());
     watchdog_.arm(Phase::aggregate, iteration);
     if (config_.timing == TimingMethod::nccl_tests) {
       channel_.mean_to_root(local);
@@ -158,6 +163,15 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
       ci_met = d.ci_met;  // the rule's own verdict on the samples it stopped at
     }
     round = channel_.broadcast(next);
+  }
+  if (config_.per_rank) {
+    mine.host = per_rank::local_host();
+    const std::vector<std::string> all = channel_.gather_to_root(per_rank::encode(mine));
+    if (channel_.is_root()) {
+      std::vector<per_rank::RankTiming> ranks;
+      for (const auto& text : all) ranks.push_back(per_rank::decode(text));
+      row.extra["per_rank"] = per_rank::summarize(ranks);
+    }
   }
   watchdog_.arm(Phase::finish);
 

@@ -34,6 +34,7 @@ struct RunConfig {
   double max_time_per_size_s = 1.0;
   int trials = 1;
   bool check = true;
+  bool per_rank = false;  // --per-rank: each rank's median and last arrivals in every row
   InPlaceMode in_place = InPlaceMode::both;
   TimingMethod timing = TimingMethod::ccbench;
   int batch = 0;  // ops per sample; 0 = chosen from the warm-up time

@@ -1,0 +1,154 @@
+#include "screen/hosts.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace ccbench::screen {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool valid_host(std::string_view h) {
+  if (h.empty()) return false;
+  for (char c : h)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) return false;
+  return true;
+}
+
+// Split on commas that are not inside brackets.
+std::vector<std::string_view> split_top(std::string_view s) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '[') ++depth;
+    if (s[i] == ']') --depth;
+    if (s[i] == ',' && depth == 0) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+bool parse_uint(std::string_view s, unsigned long long& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+std::vector<std::string> parse_host_list(std::string_view text, std::string_view what) {
+  std::vector<std::string> hosts;
+  for (std::string_view part : split_top(text)) {
+    part = trim(part);
+    if (!valid_host(part))
+      throw UsageError(fmt::format("{}: '{}' is not a host name (letters, digits, '-', '.', '_')", what, part));
+    hosts.emplace_back(part);
+  }
+  require_unique(hosts, what);
+  return hosts;
+}
+
+std::vector<std::string> parse_hostfile_text(std::string_view text, std::string_view where) {
+  std::vector<std::string> hosts;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string_view l = line;
+    if (auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+    l = trim(l);
+    if (l.empty()) continue;
+    std::istringstream words{std::string(l)};
+    std::string host, word;
+    words >> host;
+    if (!valid_host(host)) throw UsageError(fmt::format("{}:{}: '{}' is not a host name", where, number, host));
+    while (words >> word) {
+      const auto eq = word.find('=');
+      const std::string key = word.substr(0, eq);
+      unsigned long long value = 0;
+      if (eq == std::string::npos || (key != "slots" && key != "max_slots" && key != "max-slots") ||
+          !parse_uint(std::string_view(word).substr(eq + 1), value) || value == 0)
+        throw UsageError(fmt::format("{}:{}: '{}' is not slots=N or max_slots=N (N >= 1)", where, number, word));
+    }
+    hosts.push_back(host);
+  }
+  if (hosts.empty()) throw UsageError(fmt::format("{}: no hosts in the file", where));
+  require_unique(hosts, where);
+  return hosts;
+}
+
+std::vector<std::string> read_hostfile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("--hostfile {}: cannot be read", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_hostfile_text(text.str(), path.string());
+}
+
+std::vector<std::string> expand_slurm_nodelist(std::string_view expression, std::string_view what) {
+  std::vector<std::string> hosts;
+  const std::string_view expr = trim(expression);
+  if (expr.empty()) throw UsageError(fmt::format("{}: empty node list", what));
+  for (std::string_view part : split_top(expr)) {
+    const auto open = part.find('[');
+    if (open == std::string_view::npos) {
+      if (!valid_host(part)) throw UsageError(fmt::format("{}: '{}' is not a host name", what, part));
+      hosts.emplace_back(part);
+      continue;
+    }
+    const auto close = part.find(']', open);
+    if (close == std::string_view::npos || part.find('[', open + 1) < close)
+      throw UsageError(fmt::format("{}: '{}': unbalanced '['", what, part));
+    const std::string_view prefix = part.substr(0, open);
+    const std::string_view suffix = part.substr(close + 1);
+    if (suffix.find_first_of("[]") != std::string_view::npos)
+      throw UsageError(fmt::format("{}: '{}': one bracket group per name is supported", what, part));
+    const std::string_view ranges = part.substr(open + 1, close - open - 1);
+    std::size_t start = 0;
+    while (start <= ranges.size()) {
+      std::size_t comma = ranges.find(',', start);
+      if (comma == std::string_view::npos) comma = ranges.size();
+      const std::string_view range = ranges.substr(start, comma - start);
+      const auto dash = range.find('-');
+      const std::string_view lo_text = range.substr(0, dash);
+      const std::string_view hi_text = dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
+      unsigned long long lo = 0, hi = 0;
+      if (!parse_uint(lo_text, lo) || !parse_uint(hi_text, hi) || hi < lo)
+        throw UsageError(fmt::format("{}: '{}': '{}' is not N or N-M with N <= M", what, part, range));
+      if (hi - lo >= 100000) throw UsageError(fmt::format("{}: '{}': range too large", what, part));
+      const std::size_t width = lo_text.size();
+      for (unsigned long long i = lo; i <= hi; ++i) {
+        std::string host = fmt::format("{}{:0{}}{}", prefix, i, width, suffix);
+        if (!valid_host(host)) throw UsageError(fmt::format("{}: '{}' is not a host name", what, host));
+        hosts.push_back(std::move(host));
+      }
+      start = comma + 1;
+    }
+  }
+  require_unique(hosts, what);
+  return hosts;
+}
+
+void require_unique(const std::vector<std::string>& hosts, std::string_view what) {
+  std::set<std::string> seen;
+  for (const auto& h : hosts)
+    if (!seen.insert(h).second) throw UsageError(fmt::format("{}: host '{}' is listed twice", what, h));
+}
+
+}  // namespace ccbench::screen

@@ -1,0 +1,79 @@
+#include "screen/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace ccbench::screen {
+namespace {
+
+enum class Health { healthy, slow, failed };
+
+// Log-normal factor with mean 1 and the given coefficient of variation.
+double noise(std::mt19937_64& rng, double cv) {
+  if (cv <= 0) return 1.0;
+  const double sigma = std::sqrt(std::log1p(cv * cv));
+  std::normal_distribution<double> normal(-sigma * sigma / 2.0, sigma);
+  return std::exp(normal(rng));
+}
+
+}  // namespace
+
+SimulationResult simulate(const SimulationConfig& config) {
+  const int n = config.hosts;
+  if (n < 1 || config.slow_hosts < 0 || config.failed_hosts < 0 || config.slow_hosts + config.failed_hosts > n)
+    throw std::invalid_argument("simulation: need 0 <= slow + failed <= hosts, hosts >= 1");
+  std::mt19937_64 rng(config.seed);
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::ranges::shuffle(order, rng);
+  std::vector<Health> health(static_cast<std::size_t>(n), Health::healthy);
+  for (int i = 0; i < config.slow_hosts; ++i)
+    health[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = Health::slow;
+  for (int i = 0; i < config.failed_hosts; ++i)
+    health[static_cast<std::size_t>(order[static_cast<std::size_t>(config.slow_hosts + i)])] = Health::failed;
+
+  Search search(n, config.criteria, config.concurrency);
+  SimulationResult result;
+  for (auto round = search.next_round(); !round.empty(); round = search.next_round()) {
+    double longest = 0;
+    for (const TestSpec& t : round) {
+      Measurement m;
+      const auto h = [&](int host) { return health[static_cast<std::size_t>(host)]; };
+      const bool failed = std::ranges::any_of(t.hosts, [&](int host) { return h(host) == Health::failed; });
+      double seconds = config.launch_s + config.per_host_s * static_cast<double>(t.hosts.size());
+      if (failed) {
+        m.outcome = Outcome::failed;
+        m.reason = "timeout (simulated hang)";
+        seconds += config.watchdog_s;
+      } else if (t.stage == Stage::solo) {
+        m.busbw_gbps = config.solo_busbw_gbps * noise(rng, config.busbw_cv);
+        m.latency_us = config.solo_latency_us * noise(rng, config.latency_cv);
+        seconds += config.measure_s;
+      } else {
+        const bool slow = std::ranges::any_of(t.hosts, [&](int host) { return h(host) == Health::slow; });
+        m.busbw_gbps = config.busbw_gbps * (slow ? config.slowdown : 1.0) * noise(rng, config.busbw_cv);
+        m.latency_us = config.latency_us * noise(rng, config.latency_cv);
+        seconds += config.measure_s;
+      }
+      longest = std::max(longest, seconds);
+      search.record(t.id, std::move(m));
+    }
+    result.wall_s += longest;
+  }
+  result.rounds = search.rounds();
+  result.tests = static_cast<int>(search.tests().size());
+  result.bad = config.slow_hosts + config.failed_hosts;
+  for (int i = 0; i < n; ++i) {
+    const bool bad = health[static_cast<std::size_t>(i)] != Health::healthy;
+    const bool blamed = search.hosts()[static_cast<std::size_t>(i)].verdict != Verdict::healthy;
+    if (bad && !blamed) ++result.missed;
+    if (!bad && blamed) ++result.false_blamed;
+  }
+  return result;
+}
+
+}  // namespace ccbench::screen

@@ -1,0 +1,161 @@
+#!/bin/bash
+# `ccbench screen` on 6 emulated hosts, started through `fabric.sh exec` exactly as a user would
+# (docs/screen.md). One case per run:
+#   one_slow      ccb-h3's link at 55% of the others' (220 of 400 Mbit/s): exactly ccb-h3 is slow,
+#                 exit 1, the healthy hostfile lists the other five, the exclude list ccb-h3
+#   two_slow      ccb-h1 and ccb-h4 at 55%: both named, nobody else
+#   link_down     ccb-h2's data link down: ccb-h2 failed, the reason names the watchdog's timeout
+#   stopped_rank  every ccbench rank on ccb-h4 SIGSTOPped as it starts: ccb-h4 failed, the reason
+#                 says the screen ended the test at its deadline
+#   all_healthy   3 screens of a healthy fleet: exit 0 each, nobody blamed
+# Bound: a test ends within its deadline (--test-timeout, here 12 s) plus the 5 s the screen gives
+# the launcher after SIGTERM, so a screen of N tests ends within N x 25 s; each failing test ends
+# within the deadline + 6 s (a stopped rank, or a connection that is never answered while the run
+# sets up, ends only there). Only busbw is judged: the emulated fabric has no latency model and
+# its small-message times measure CPU scheduling on this machine (docs/screen.md).
+source "$(dirname "$0")/../emulate/common.sh"
+case=${1:?case}
+N=6 T=5 DEADLINE=12 RATE=400mbit SLOW=220mbit
+hosts=ccb-h0,ccb-h1,ccb-h2,ccb-h3,ccb-h4,ccb-h5
+fabric="$ROOT/scripts/emulate/fabric.sh"
+emu_up "$N" "$RATE"
+
+# run_screen NAME: runs the screen; sets rc, elapsed, out.
+run_screen() {
+  out=$WORK/$1
+  local t0 t1
+  t0=$(date +%s.%N)
+  rc=0
+  timeout 900 bash "$fabric" exec -- "$CCBENCH" screen --hosts "$hosts" --concurrency 1 -T "$T" \
+    --test-timeout "$DEADLINE" -e "${CCB_SCREEN_LARGE:-4M}" -n "${CCB_SCREEN_ITERS:-4}" -w 1 --run-arg=--check=0 --max-time-per-size 2 --judge busbw --out "$out" \
+    --healthy-out "$out.healthy" --exclude-out "$out.exclude" >"$out.stdout" 2>"$out.stderr" || rc=$?
+  t1=$(date +%s.%N)
+  elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
+  cat "$out.stdout"
+  if [[ -n ${CCB_SCREEN_KEEP:-} ]]; then mkdir -p "$CCB_SCREEN_KEEP" && cp -r "$out" "$out".* "$CCB_SCREEN_KEEP/"; fi
+  [[ $rc -ne 124 ]] || { cat "$out.stderr"; fail "the screen hung (killed by timeout 900 s)"; }
+  [[ -f $out/screen.json ]] || { cat "$out.stderr"; fail "no screen file (exit $rc)"; }
+  local tests
+  tests=$(py "print(json.load(open('$out/screen.json'))['summary']['tests'])")
+  echo "measured: $case/$1: exit $rc in ${elapsed}s, $tests tests; blamed: $(verdicts | grep -v ' healthy$' | tr '\n' ' ')"
+  awk -v e="$elapsed" -v m=$((tests * (DEADLINE + 5) + 10)) 'BEGIN {exit !(e <= m)}' ||
+    fail "took ${elapsed}s, more than the bound $tests x $((DEADLINE + 5)) s"
+  check_files
+}
+
+verdicts() { py "d = json.load(open('$out/screen.json')); print('\n'.join(h['name'] + ' ' + h['verdict'] for h in d['hosts']))"; }
+verdict_of() { verdicts | awk -v h="$1" '$1 == h {print $2}'; }
+
+# The screen file validates against its schema; every test that ran links a result file that loads.
+check_files() {
+  python3 - "$out" "$ROOT/configs/schema/screen.schema.json" "$ROOT/configs/schema/result.schema.json" <<'PY' || fail "screen file or linked result files invalid"
+import json, os, sys
+out, screen_schema, result_schema = sys.argv[1:]
+d = json.load(open(os.path.join(out, 'screen.json')))
+try:
+    import jsonschema
+    jsonschema.validate(d, json.load(open(screen_schema)))
+except ImportError:
+    print('note: python3-jsonschema missing, schema not checked')
+for t in d['tests']:
+    if t['outcome'] == 'ok':
+        assert t['result_file'], t
+        r = json.load(open(os.path.join(out, t['result_file'])))
+        assert r['schema_version'] == 1 and r['run']['status'] == 'complete', t['result_file']
+        if t['stage'] != 'solo':  # one rank alone measures no transfer
+            assert t['latency_us'] > 0 and t['busbw_gbps'] > 0, t
+PY
+}
+
+expect_blamed() {  # expect_blamed VERDICT HOST... : exactly these hosts are not healthy, with VERDICT
+  local want=" $* " verdict=$1
+  shift
+  local h v
+  for ((i = 0; i < N; i++)); do
+    h=ccb-h$i
+    v=$(verdict_of "$h")
+    if [[ " $* " == *" $h "* ]]; then
+      [[ $v == "$verdict" ]] || fail "$h: verdict $v, expected $verdict"
+    else
+      [[ $v == healthy ]] || fail "$h: verdict $v, expected healthy (falsely blamed)"
+    fi
+  done
+  [[ -n $want ]]
+}
+
+expect_lists() {  # the healthy hostfile and the exclude list
+  local bad=$1 healthy
+  healthy=$(grep -v '^#' "$out.healthy" | awk '{print $1}' | paste -sd,)
+  local want
+  want=$(tr ',' '\n' <<<"$hosts" | grep -vxF -f <(tr ',' '\n' <<<"$bad") | paste -sd,)
+  [[ $healthy == "$want" ]] || fail "healthy hostfile lists '$healthy', expected '$want'"
+  [[ $(cat "$out.exclude") == "$bad" ]] || fail "exclude list '$(cat "$out.exclude")', expected '$bad'"
+  grep -q '^ccb-h0 slots=1$' "$out.healthy" || [[ $bad == *ccb-h0* ]] || fail "healthy hostfile is not 'host slots=1' lines"
+}
+
+case $case in
+  one_slow)
+    emu_set_rate "$SLOW" 3
+    run_screen slow
+    [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
+    expect_blamed slow ccb-h3
+    expect_lists ccb-h3
+    grep -Eq '^ccb-h3 +slow .*network busbw below the floor' "$out.stdout" || fail "the table does not show ccb-h3's evidence"
+    ;;
+  two_slow)
+    emu_set_rate "$SLOW" 1 4
+    run_screen slow2
+    [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
+    expect_blamed slow ccb-h1 ccb-h4
+    expect_lists ccb-h1,ccb-h4
+    ;;
+  link_down)
+    ip -n ccb-h2 link set "$EMU_HOST_IF" down
+    run_screen linkdown
+    [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
+    expect_blamed failed ccb-h2
+    expect_lists ccb-h2
+    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == 'ccb-h2'][0]['reason'])")
+    echo "measured: ccb-h2 reason: $reason"
+    # Either side of the dead link: the one that cannot send fails at once ("Network is unreachable"),
+    # the one whose connection is never answered waits: ccbench's watchdog (-T) or the deadline.
+    [[ $reason == *"Network is unreachable"* || $reason == *"timeout:"* || $reason == *"killed by the screen"* ]] ||
+      fail "reason does not say why: $reason"
+    py "
+d = json.load(open('$out/screen.json'))
+bad = [t for t in d['tests'] if t['outcome'] != 'ok']
+assert bad and all('ccb-h2' in t['hosts'] for t in bad), bad
+assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t in bad]
+print('measured: failed tests', len(bad), 'ended after', [round(t['elapsed_s'], 1) for t in bad], 's')" ||
+      fail "failed tests: not all with ccb-h2, or past the deadline + 6 s"
+    ;;
+  stopped_rank)
+    bash "$fabric" stop-ranks 4 2>"$WORK/stopper.log" &
+    stopper=$!
+    run_screen stopped
+    kill "$stopper" 2>/dev/null || true
+    wait "$stopper" 2>/dev/null || true
+    [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
+    expect_blamed failed ccb-h4
+    expect_lists ccb-h4
+    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == 'ccb-h4'][0]['reason'])")
+    echo "measured: ccb-h4 reason: $reason"
+    [[ $reason == *"killed by the screen"* || $reason == *"timeout:"* ]] || fail "reason does not say why: $reason"
+    py "
+d = json.load(open('$out/screen.json'))
+bad = [t for t in d['tests'] if t['outcome'] != 'ok']
+assert bad and all('ccb-h4' in t['hosts'] for t in bad), bad
+assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t in bad]" ||
+      fail "failed tests: not all with ccb-h4, or past the deadline + 6 s"
+    ;;
+  all_healthy)
+    for rep in 1 2 3; do
+      run_screen "healthy$rep"
+      [[ $rc -eq 0 ]] || fail "repetition $rep: exit $rc, expected 0"
+      expect_blamed healthy
+      [[ $(cat "$out.exclude") == "" ]] || fail "exclude list not empty"
+    done
+    ;;
+  *) fail "unknown case $case" ;;
+esac
+ok "$case"

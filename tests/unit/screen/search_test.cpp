@@ -1,0 +1,264 @@
+// The staged search against hand-built fleets: which tests, how many rounds, who is blamed, and
+// the floors (hand-computed).
+#include "screen/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+namespace ccbench::screen {
+namespace {
+
+// Per-host link busbw factor (1 = healthy) and state; a pair runs at its slower host's rate.
+struct Fleet {
+  std::vector<double> busbw;    // pair busbw of the host's link (GB/s)
+  std::vector<double> latency;  // small-message time the host adds (us)
+  std::set<int> hang, unreachable;
+};
+
+Search run(const Fleet& f, Criteria c = {}, int concurrency = 0, std::vector<std::vector<TestSpec>>* rounds = nullptr) {
+  Search s(static_cast<int>(f.busbw.size()), c, concurrency);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round()) {
+    if (rounds) rounds->push_back(round);
+    for (const auto& t : round) {
+      Measurement m;
+      bool hang = false, away = false;
+      double bw = 1e9, lat = 0;
+      for (int h : t.hosts) {
+        hang |= f.hang.count(h) > 0;
+        away |= f.unreachable.count(h) > 0;
+        bw = std::min(bw, f.busbw[static_cast<std::size_t>(h)]);
+        lat = std::max(lat, f.latency[static_cast<std::size_t>(h)]);
+      }
+      if (away) {
+        m.outcome = Outcome::unreachable;
+        m.reason = "cannot reach host";
+      } else if (hang) {
+        m.outcome = Outcome::failed;
+        m.reason = "timeout";
+      } else {
+        m.latency_us = lat;
+        if (t.stage != Stage::solo) m.busbw_gbps = bw;  // one rank per host: solo has no busbw
+      }
+      s.record(t.id, m);
+    }
+  }
+  return s;
+}
+
+Fleet healthy(int n) {
+  return Fleet{std::vector<double>(static_cast<std::size_t>(n), 1.0),
+               std::vector<double>(static_cast<std::size_t>(n), 10.0),
+               {},
+               {}};
+}
+
+std::vector<Verdict> verdicts(const Search& s) {
+  std::vector<Verdict> v;
+  for (const auto& h : s.hosts()) v.push_back(h.verdict);
+  return v;
+}
+
+constexpr auto H = Verdict::healthy;
+constexpr auto S = Verdict::slow;
+constexpr auto F = Verdict::failed;
+constexpr auto U = Verdict::unreachable;
+
+TEST(ScreenSearch, AllHealthyBlamesNobodyIn6Plus6TestsAnd3Rounds) {
+  std::vector<std::vector<TestSpec>> rounds;
+  const Search s = run(healthy(6), {}, 0, &rounds);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  EXPECT_EQ(s.tests().size(), 12u);  // 6 alone, a ring of 6 pairs, nobody to re-test
+  EXPECT_EQ(s.rounds(), 3);
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_EQ(rounds[1].size(), 3u);  // (0,1) (2,3) (4,5)
+  EXPECT_EQ(rounds[1][0].hosts, (std::vector<int>{0, 1}));
+  EXPECT_EQ(rounds[2][2].hosts, (std::vector<int>{5, 0}));
+}
+
+TEST(ScreenSearch, OneSlowLinkIsNamedWithItsEvidence) {
+  Fleet f = healthy(6);
+  f.busbw[3] = 0.55;
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, S, H, H}));
+  // Only host 3 is a suspect (2 and 4 have a fast test with their other neighbour): re-tested
+  // beside the first host of the healthy pool, and, still slow, beside the second.
+  ASSERT_EQ(s.tests().size(), 14u);
+  EXPECT_EQ(s.tests()[12].spec.stage, Stage::attribution);
+  EXPECT_EQ(s.tests()[12].spec.hosts, (std::vector<int>{3, 0}));
+  EXPECT_EQ(s.tests()[13].spec.hosts, (std::vector<int>{3, 1}));
+  EXPECT_EQ(s.rounds(), 5);
+  const HostResult& h = s.hosts()[3];
+  EXPECT_EQ(h.reason, "network busbw below the floor");
+  // Ring tests (2,3)=id 7 and (3,4)=id 10, and the re-tests 12 and 13.
+  EXPECT_EQ(h.implicating_tests, (std::vector<int>{7, 10, 12, 13}));
+  bool found = false;
+  for (const auto& e : h.evidence) {
+    if (e.stage == Stage::ring && e.metric == Metric::busbw_gbps) {
+      found = true;
+      EXPECT_DOUBLE_EQ(e.measured, 0.55);
+      EXPECT_DOUBLE_EQ(e.floor, 0.8);  // median 1, MAD 0: 1 - 0.2 * 1
+      EXPECT_TRUE(e.beyond);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ScreenSearch, FloorUsesMadWhenTheFleetIsNoisierThanTheTolerance) {
+  Fleet f = healthy(5);
+  f.busbw = {1.0, 0.9, 1.1, 0.8, 1.2};  // a pair runs at the slower host's busbw
+  const Search s = run(f);
+  bool found = false;
+  for (const Floor& fl : s.floors()) {
+    if (fl.stage != Stage::ring || fl.metric != Metric::busbw_gbps) continue;
+    found = true;
+    // Ring (0,1)=0.9 (2,3)=0.8 (4,0)=1.0 (1,2)=0.9 (3,4)=0.8: best per host 1.0 0.9 0.9 0.8 1.0.
+    // Median 0.9, all within the 20% band: MAD 0.1, and 3 scaled MADs exceed 20% of the median.
+    EXPECT_DOUBLE_EQ(*fl.fleet_median, 0.9);
+    EXPECT_NEAR(*fl.fleet_mad, 0.1, 1e-12);
+    EXPECT_NEAR(*fl.value, 0.9 - 3 * 1.4826 * 0.1, 1e-12);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ScreenSearch, BadHostsInflateNeitherMedianNorSpread) {
+  Fleet f = healthy(8);
+  f.busbw = {0.55, 0.55, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99};  // two slow neighbours in the ring
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{S, S, H, H, H, H, H, H}));
+}
+
+TEST(ScreenSearch, TwoSlowHostsAroundAHealthyOneAreBothNamedAndItIsCleared) {
+  Fleet f = healthy(6);
+  f.busbw[1] = 0.55;
+  f.busbw[3] = 0.55;  // host 2's two ring neighbours are both slow
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, S, H, S, H, H}));
+  int retests_of_2 = 0;
+  for (const auto& t : s.tests())
+    if (t.spec.stage == Stage::attribution && t.spec.hosts[0] == 2) ++retests_of_2;
+  EXPECT_EQ(retests_of_2, 1);
+}
+
+TEST(ScreenSearch, AHangingHostIsFailedWithTheReasonOfItsRetestBesideAHealthyHost) {
+  // It hangs only over the network: alone it passes (the data link is down).
+  Search s(6, {}, 0);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      if (t.stage != Stage::solo && (t.hosts[0] == 4 || t.hosts[1] == 4)) {
+        m.outcome = Outcome::failed;
+        m.reason = "timeout: allreduce did not finish within 5 s";
+      } else {
+        m.latency_us = 10;
+        if (t.stage != Stage::solo) m.busbw_gbps = 1;
+      }
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, F, H}));
+  EXPECT_EQ(s.hosts()[4].reason, "timeout: allreduce did not finish within 5 s");
+  EXPECT_EQ(s.hosts()[4].implicating_tests.size(), 3u);  // two ring tests and the re-test
+}
+
+TEST(ScreenSearch, FailuresAloneKeepAHostOutOfTheNetworkStages) {
+  Fleet f = healthy(6);
+  f.hang.insert(2);
+  f.unreachable.insert(5);
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, F, H, H, U}));
+  EXPECT_EQ(s.hosts()[5].reason, "cannot reach host");
+  // 6 alone + a ring of the 4 others.
+  EXPECT_EQ(s.tests().size(), 10u);
+  for (const auto& t : s.tests()) {
+    if (t.spec.stage == Stage::solo) continue;
+    for (int h : t.spec.hosts) EXPECT_TRUE(h != 2 && h != 5);
+  }
+}
+
+TEST(ScreenSearch, HighLatencyIsJudgedToo) {
+  Fleet f = healthy(6);
+  f.latency[0] = 40;  // 4x the others; the ceiling is 2x the median
+  const Search s = run(f);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{S, H, H, H, H, H}));
+  EXPECT_NE(s.hosts()[0].reason.find("alone latency above the ceiling"), std::string::npos);
+  EXPECT_NE(s.hosts()[0].reason.find("network latency above the ceiling"), std::string::npos);
+}
+
+TEST(ScreenSearch, AMetricNotJudgedBlamesNobody) {
+  Fleet f = healthy(6);
+  f.latency[0] = 40;
+  Criteria c;
+  c.judge_latency = false;
+  const Search s = run(f, c);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  EXPECT_EQ(s.tests().size(), 12u);  // and nobody re-tested
+  for (const Floor& fl : s.floors()) EXPECT_EQ(fl.metric, Metric::busbw_gbps);
+}
+
+TEST(ScreenSearch, AnAbsoluteFloorBlamesAUniformlySlowFleet) {
+  Criteria c;
+  c.expect_busbw_gbps = 1.5;
+  const Search s = run(healthy(4), c);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{S, S, S, S}));
+}
+
+TEST(ScreenSearch, TwoHostsHaveNoRelativeFloorAndAFailedPairBlamesBoth) {
+  Fleet f = healthy(2);
+  f.busbw[1] = 0.1;
+  EXPECT_EQ(verdicts(run(f)), (std::vector<Verdict>{H, H}));  // nobody to compare with
+  Search s(2, {}, 0);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      if (t.stage == Stage::ring) {
+        m.outcome = Outcome::failed;
+        m.reason = "timeout";
+      }
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{F, F}));
+  EXPECT_EQ(s.hosts()[0].reason, "timeout (no host shown healthy to re-test beside: the pair is blamed)");
+}
+
+TEST(ScreenSearch, ASuspectClearedByItsFirstRetestIsNotRetestedAgain) {
+  // Host 1's ring tests are both slow by noise, its re-test is not.
+  Search s(6, {}, 0);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      m.latency_us = 10;
+      if (t.stage != Stage::solo)
+        m.busbw_gbps = (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) ? 0.5 : 1.0;
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  int retests = 0;
+  for (const auto& t : s.tests()) retests += t.spec.stage == Stage::attribution;
+  // 0 and 2 have a fast test with their other neighbour: only 1 is a suspect.
+  EXPECT_EQ(retests, 1);
+}
+
+TEST(ScreenSearch, ConcurrencyOneRunsOneTestPerRound) {
+  const Search s = run(healthy(5), {}, 1);
+  EXPECT_EQ(s.rounds(), static_cast<int>(s.tests().size()));
+}
+
+TEST(ScreenSearch, OddRingNeedsThreeRounds) {
+  std::vector<std::vector<TestSpec>> rounds;
+  const Search s = run(healthy(5), {}, 0, &rounds);
+  EXPECT_EQ(s.rounds(), 4);  // alone, then (0,1)(2,3), (4,0)(1,2), (3,4)
+  EXPECT_EQ(rounds[3].size(), 1u);
+}
+
+TEST(ScreenSearch, RecordingTwiceOrAskingEarlyIsAnError) {
+  Search s(3, {}, 0);
+  const auto round = s.next_round();
+  EXPECT_THROW(s.next_round(), std::logic_error);
+  s.record(round[0].id, {});
+  EXPECT_THROW(s.record(round[0].id, {}), std::logic_error);
+  EXPECT_THROW(s.record(99, {}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ccbench::screen
