@@ -21,7 +21,7 @@ mpi_root=()
 [[ $(id -u) -eq 0 ]] && mpi_root=(--allow-run-as-root)
 echo "run: mpirun -np $np ccbench run --config configs/sweeps/$sweep.yaml -J $json $*"
 set +e
-mpirun -np "$np" --oversubscribe "${mpi_root[@]}" "$build_dir/ccbench" run \
+"$root/scripts/mpirun.sh" -np "$np" --oversubscribe "${mpi_root[@]}" "$build_dir/ccbench" run \
   --config "$root/configs/sweeps/$sweep.yaml" --label "local-$sweep" -J "$json" --progress always "$@"
 rc=$?
 set -e

@@ -46,7 +46,8 @@ if [[ ! $NP =~ ^[0-9]{1,6}$ ]] || ((10#$NP < 1)); then
 fi
 NP=$((10#$NP))
 if [[ -z ${LAUNCH:-} ]]; then
-  LAUNCH="mpirun -np $NP"
+  # The wrapper exits 143/130 when the job is stopped (plain mpirun says 1, "data check failed").
+  LAUNCH="$root/scripts/mpirun.sh -np $NP"
   [[ $(id -u) == 0 ]] && LAUNCH+=" --allow-run-as-root"
   [[ $NP -gt $(nproc) ]] && LAUNCH+=" --oversubscribe"
 fi

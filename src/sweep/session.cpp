@@ -206,6 +206,10 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
       "MiB)\n",
       totals.results, totals.ci_met, config_.target_ci * 100.0, static_cast<unsigned long long>(totals.wrong),
       hooks_.wrong_unit.c_str(), peak_rss / 1048576.0, static_cast<double>(buffer_bytes_needed(plan)) / 1048576.0);
+  // The CI target is precision inside this one launch; launches differ by more (docs/method.md).
+  std::printf(
+      "# the ± CIs are precision inside this launch; across launches compare separate launches "
+      "(scripts/launches.sh)\n");
   if (const auto busy = busy_host_note(writer.system())) std::printf("# %s\n", busy->c_str());
   if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
   if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), error->c_str());

@@ -108,6 +108,10 @@ TEST(RunSession, RecordsPeakMemoryAndFinalMetadata) {
   EXPECT_NE(o.out.find("# 2 results, 2 met the CI target (±1.0%), 0 wrong elements; peak memory "), std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("# result file: " + json.string()), std::string::npos);
+  // Where users read the interval, it says what it is not (issue: precision inside one launch).
+  EXPECT_NE(o.out.find("# the ± CIs are precision inside this launch; across launches compare separate launches "
+                       "(scripts/launches.sh)\n"),
+            std::string::npos);
 }
 
 TEST(RunSession, WrongElementsExitOne) {
