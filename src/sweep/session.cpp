@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -105,6 +106,19 @@ std::string RunSession::check_memory(const Backend& backend, const Plan& plan) {
 }
 
 int RunSession::run() {
+  // Setup has collectives too (agreement, the peer table, a backend's own init such as NCCL's): a
+  // dead link or a stopped peer must end the run, not hang it. Nothing is measured yet, so the
+  // handler only says where and exits 3. The deadline is at least setup_timeout_floor_s, since -T is
+  // sized for one collective and a large job's set-up takes longer than that.
+  std::optional<Watchdog> setup_watchdog;
+  setup_watchdog.emplace(config_.timeout_s > 0 ? std::max(config_.timeout_s, hooks_.setup_timeout_floor_s) : 0.0,
+                         [command = hooks_.command, rank = channel_.rank()](const Watchdog::Event& event) {
+                           std::fprintf(stderr, "%s: rank %d: %s (before the first measurement)\n", command.c_str(),
+                                        rank, event.message.c_str());
+                           std::fflush(stderr);
+                           std::_Exit(event.exit_code);
+                         });
+  setup_watchdog->arm(Phase::setup);
   std::unique_ptr<Backend> backend;
   Plan plan;
   if (std::string error = set_up(backend, plan); !error.empty()) return usage_error(error);
@@ -134,6 +148,7 @@ int RunSession::run() {
     for (const auto& skip : plan.skipped)
       std::fprintf(stderr, "%s: skipped %s: %s\n", command, skip.what.c_str(), skip.reason.c_str());
   }
+  setup_watchdog.reset();  // measure() has its own, which saves what finished
   const int exit = measure(*backend, plan, peers, writer.get());
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/result.hpp"
@@ -65,9 +67,11 @@ struct Outcome {
 };
 
 // Runs a session with the fake backend, capturing stdout and stderr.
-Outcome run_session(const RunConfig& config, std::function<void(FakeBackend&)> setup = {}) {
+Outcome run_session(const RunConfig& config, std::function<void(FakeBackend&)> setup = {},
+                    double setup_floor_s = kSetupTimeoutFloorS) {
   LocalChannel channel;
   SessionHooks hooks;
+  hooks.setup_timeout_floor_s = setup_floor_s;
   hooks.command = "ccbench test";
   hooks.make_backend = [setup](ControlChannel&) -> std::unique_ptr<Backend> {
     auto backend = std::make_unique<FakeBackend>();
@@ -112,6 +116,19 @@ TEST(RunSession, RecordsPeakMemoryAndFinalMetadata) {
   EXPECT_NE(o.out.find("# the ± CIs are precision inside this launch; across launches compare separate launches "
                        "(scripts/launches.sh)\n"),
             std::string::npos);
+}
+
+// A set-up that never returns (a backend's init waiting on a dead peer) ends in exit 3 within
+// max(-T, the floor), naming the phase, instead of hanging the allocation.
+TEST(RunSessionDeathTest, HangDuringSetUpIsExitThree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  TempDir dir;
+  RunConfig config = small_config(dir.path() / "r.json");
+  config.timeout_s = 0.5;
+  EXPECT_EXIT(run_session(
+                  config, [](FakeBackend&) { std::this_thread::sleep_for(std::chrono::seconds(30)); }, 0.0),
+              ::testing::ExitedWithCode(3), "before the first measurement");
+  EXPECT_FALSE(fs::exists(dir.path() / "r.json"));
 }
 
 TEST(RunSession, WrongElementsExitOne) {
