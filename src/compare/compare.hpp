@@ -80,14 +80,23 @@ struct Summary {
   StatisticValue geomean;
   StatisticValue max;
   std::size_t sizes = 0;
-  double normalization = 1.0;  // multiply raw ratios by this for the normalised ones
-  bool normalized = false;     // the verdict uses normalised ratios
+  double normalization = 1.0;  // the factor in use: raw ratios times this are the verdict's ratios
+  bool normalized = false;     // the verdict uses link-normalised ratios
+  // geomean and max with the factor in use applied (once, by normalise.cpp); the gate, the claim
+  // decision and every renderer read these. Equal to geomean and max when not normalised.
+  StatisticValue geomean_used;
+  StatisticValue max_used;
+  // The statistic the verdict uses, normalised by link bandwidth, whenever both links are known
+  // (shown beside the raw one when the links differ), and that factor.
+  std::optional<StatisticValue> link_normalised;
+  std::optional<double> link_factor;
   std::uint64_t seed = 0;
   int resamples = 0;
   // "bootstrap" (whole trials, >= 2 per side) or "per-size" (fewer trials: a normal approximation
   // from the per-size intervals, assuming independent sizes) or "" (no CI).
   std::string ci_method;
-  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
+  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }  // raw
+  const StatisticValue& used_normalised() const { return statistic == Statistic::geomean ? geomean_used : max_used; }
 };
 
 struct SideInfo {

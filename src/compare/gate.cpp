@@ -13,7 +13,7 @@ void apply_gate(Comparison& c, const Gate& gate) {
   std::vector<double> p;
   p.reserve(c.rows.size() + 1);
   for (const auto& r : c.rows) p.push_back(r.p_gate);
-  const auto& g = c.summary.geomean;
+  const auto& g = c.summary.geomean_used;
   if (g.p_value) p.push_back(*g.p_value);
   const auto adjusted = holm_adjust(p);
   // A slowdown of s means time_cand = (1 + s) time_base, i.e. ratio = 1 / (1 + s).
@@ -27,14 +27,13 @@ void apply_gate(Comparison& c, const Gate& gate) {
                                             format_key(r.key), (1.0 / r.ratio - 1.0) * 100.0, r.ratio, adjusted[i]));
     }
   }
-  const double f = c.summary.normalization;
-  const double geo = g.ratio * f;
+  const double geo = g.ratio;
   if (g.p_value && !c.rows.empty() && geo < fail_below && adjusted.back() < gate.alpha) {
     c.geomean_regression = true;
     c.gate_failures.push_back(fmt::format(
         "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
         (1.0 / geo - 1.0) * 100.0, geo,
-        g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
+        g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first, g.ci95->second) : std::string(),
         adjusted.back()));
   }
   if (c.gate_failures.empty()) {

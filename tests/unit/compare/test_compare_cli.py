@@ -125,6 +125,32 @@ class CompareCli(unittest.TestCase):
         self.assertEqual((code, j["verdict"]), (4, "inconclusive"))
         self.assertTrue(any("link_gbps is missing on the candidate" in w for w in j["warnings"]))
 
+    def test_link_gbps_disagreement_is_a_warning(self):
+        # One side's files disagree on fabric.link_gbps: that used to be treated silently as missing
+        # (and normalisation then said "missing"). Now a printed warning and a JSON warning say so.
+        t = self.tmp / "links"
+        fast = dict(samples=30, sizes=[1 << 20, 16 << 20])
+        for i, link in enumerate([3200, 6400]):
+            gen.write(t / "base" / f"t{i}.json", gen.make_file(trials=1, seed=40 + i, link_gbps=link, **fast))
+        gen.write(t / "cand.json", gen.make_file(trials=2, seed=42, link_gbps=3200, **fast))
+        needle = ("baseline files disagree on link_gbps (fabric.link_gbps: 3200 | 6400): the baseline has no one "
+                  "link rate, so its ratios cannot be normalised by link bandwidth")
+        code, j = self.compare_json(t / "base", t / "cand.json")
+        self.assertEqual(code, 0)
+        self.assertIn(needle, j["warnings"])
+        self.assertEqual(j["differences"]["link_gbps"], ["3200 | 6400", "3200"])
+        code, out, err = run("compare", t / "base", t / "cand.json", "--resamples", "200")
+        self.assertEqual(code, 0, err)
+        self.assertIn(needle, out)
+        code, j = self.compare_json(t / "base", t / "cand.json", "--expect-speedup", "0%", "--normalize",
+                                    "link_bandwidth")
+        self.assertEqual((code, j["verdict"]), (4, "inconclusive"))
+        self.assertIn("normalisation by link bandwidth was asked for, but fabric.link_gbps is not one value on the "
+                      "baseline (3200 | 6400): the ratio cannot be normalised, so no claim verdict is possible (raw "
+                      "ratios shown)", j["warnings"])
+        self.assertFalse(any("missing on the baseline" in w for w in j["warnings"]), j["warnings"])
+        self.assertIn("not one value on the baseline (3200 | 6400)", j["reason"])
+
     def test_metadata_mismatch_exit_3(self):
         code, j = self.compare_json(self.tmp / "same.json", self.tmp / "rpn4.json")
         self.assertEqual((code, j["verdict"]), (3, "not_comparable"))
