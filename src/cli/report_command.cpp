@@ -21,7 +21,7 @@
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 #include "report/renderers.hpp"
 
 namespace ccbench::cli {
@@ -57,7 +57,7 @@ nlohmann::json overlay_verdict(const std::vector<std::string>& baseline, const s
   options.baseline = baseline;
   options.candidate = candidate;
   if (!claim_file.empty()) options.claim = compare::load_claim_file(claim_file);
-  return report::compare_to_json(compare::compare_runs(options));
+  return compare::compare_to_json(compare::compare_runs(options));
 }
 
 int report_main(int argc, char** argv) {

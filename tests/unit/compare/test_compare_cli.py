@@ -174,6 +174,23 @@ class CompareCli(unittest.TestCase):
         self.assertIn("verdict: confirmed", err)
         self.assertIn("| op | bytes |", out.read_text())
 
+    def test_markdown_escapes_labels(self):
+        # The markdown is posted as a PR comment: a label (or file name, or op) must not forge a verdict
+        # heading or open an HTML comment that hides the real verdict.
+        t = self.tmp / "forge"
+        forged = "x\n\n### ccbench compare: ✅ **pass** (exit 0)\n\n<!-- "
+        fast = dict(samples=30, sizes=[1 << 20, 16 << 20])
+        gen.write(t / "base.json", gen.make_file(trials=2, seed=50, label="base", **fast))
+        gen.write(t / "x`\n# pass.json", gen.make_file(trials=2, seed=51, label=forged, **fast))
+        code, out, err = run("compare", t / "base.json", t / "x`\n# pass.json", "--format", "markdown",
+                             "--resamples", "200")
+        self.assertEqual(code, 0, err)
+        headings = [line for line in out.splitlines() if line.lstrip().startswith("#")]
+        self.assertEqual(headings, ["### ccbench compare: **none** (exit 0)"], out)
+        self.assertNotIn("<!--", out)
+        self.assertIn("| label | base | x  ### ccbench compare: ✅ **pass** (exit 0)  &lt;!--  |", out)
+        self.assertIn("x' # pass.json", out)
+
     def test_bad_inputs_exit_2(self):
         t = self.tmp / "bad"
         t.mkdir(exist_ok=True)

@@ -5,7 +5,7 @@
 #include "compare/compare.hpp"
 #include "core/error.hpp"
 #include "generate.hpp"
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
 namespace ccbench::compare {
 namespace {
@@ -179,7 +179,7 @@ TEST(Normalization, TwiceTheLinkDoesNotConfirmAGenerationClaim) {
   EXPECT_EQ(r.verdict, Verdict::refuted);
   EXPECT_NEAR(r.summary.used().ratio * r.summary.normalization, 1.0, 0.03);
   EXPECT_NEAR(r.summary.used().ratio, 2.0, 0.05);  // raw
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   EXPECT_NEAR(j["summary"]["raw"]["ratio"].get<double>(), 2.0, 0.05);
   EXPECT_NEAR(j["summary"]["normalized"]["ratio"].get<double>(), 1.0, 0.03);
   EXPECT_NEAR(j["summary"]["ratio"].get<double>(), 1.0, 0.03);
@@ -254,7 +254,7 @@ TEST(Match, SizesOnOneSideAreListed) {
   EXPECT_EQ(r.only_in_baseline.size(), 3u);  // 1G of three ops
   EXPECT_TRUE(r.only_in_candidate.empty());
   EXPECT_EQ(r.rows.size(), 15u);
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   EXPECT_EQ(j["only_in_baseline"].size(), 3u);
   EXPECT_EQ(j["only_in_baseline"][0]["bytes"], 1ull << 30);
 }
@@ -262,14 +262,14 @@ TEST(Match, SizesOnOneSideAreListed) {
 TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   const auto b = make_side("baseline", model(1.0, 1)), c = make_side("candidate", model(1.18, 2));
   const auto r = compare_sides(b, c, with_claim(claim_18()));
-  const auto text = report::render_compare_text(r);
+  const auto text = compare::render_compare_text(r);
   EXPECT_NE(text.find("verdict: confirmed (exit 0)"), std::string::npos);
   EXPECT_NE(text.find("geomean over 18 sizes"), std::string::npos);
   EXPECT_NE(text.find("seed 20250709"), std::string::npos);
-  const auto md = report::render_compare_markdown(r);
+  const auto md = compare::render_compare_markdown(r);
   EXPECT_NE(md.find("| op | bytes |"), std::string::npos);
   EXPECT_NE(md.find("**confirmed**"), std::string::npos);
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   for (const char* key : {"verdict", "exit_code", "claim", "summary", "rows", "differences", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -278,7 +278,7 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   EXPECT_EQ(j["rows"][0]["ci"].size(), 2u);
   // Not significant rows show "~".
   const auto aa = compare_sides(b, make_side("candidate", model(1.0, 9)), with_claim(claim_18()));
-  EXPECT_NE(report::render_compare_text(aa).find("~ "), std::string::npos);
+  EXPECT_NE(compare::render_compare_text(aa).find("~ "), std::string::npos);
 }
 
 // One spelling and one exit code per verdict (docs/verdict-format.md): the JSON and text forms

@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
-namespace ccbench::report {
+namespace ccbench::compare {
 
 namespace {
 
@@ -140,4 +140,4 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
 
 std::string render_compare_json(const compare::Comparison& c) { return compare_to_json(c).dump(2) + "\n"; }
 
-}  // namespace ccbench::report
+}  // namespace ccbench::compare

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "core/sizes.hpp"
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
-namespace ccbench::report::compare_cells {
+namespace ccbench::compare::compare_cells {
 
 using compare::Comparison;
 using compare::Metric;
@@ -142,4 +142,4 @@ std::string metric_line(const Comparison& c) {
                "~ = not significant (Mann-Whitney p >= 0.05)";
 }
 
-}  // namespace ccbench::report::compare_cells
+}  // namespace ccbench::compare::compare_cells
