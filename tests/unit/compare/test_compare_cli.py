@@ -191,6 +191,58 @@ class CompareCli(unittest.TestCase):
         self.assertIn("| label | base | x  ### ccbench compare: ✅ **pass** (exit 0)  &lt;!--  |", out)
         self.assertIn("x' # pass.json", out)
 
+    def test_compare_and_report_read_a_file_alike(self):
+        # One parser defines what a result file means: compare and report refuse the same files with
+        # the same message naming the file and the JSON path or line (report used to accept bytes 0,
+        # no samples and ranks 0, read schema_version 4294967297 as 1, turn ranks 2^40 into 0, and
+        # print bare "[json.exception.type_error.302]" messages).
+        t = self.tmp / "semantics"
+        t.mkdir(exist_ok=True)
+        good = json.loads((self.tmp / "same.json").read_text())
+
+        def variant(name, edit):
+            j = json.loads(json.dumps(good))
+            edit(j)
+            (t / name).write_text(json.dumps(j))
+            return t / name
+
+        def row0(key, value):
+            return lambda j: j["results"][0].__setitem__(key, value)
+
+        def run_field(key, value):
+            return lambda j: j["run"].__setitem__(key, value)
+
+        def no_samples(j):
+            j["results"][0]["samples_us"] = []
+            j["results"][0]["time_us"]["median"] = 0
+
+        cases = [
+            (variant("schema.json", lambda j: j.__setitem__("schema_version", 4294967297)),
+             "/schema_version: unsupported schema version 4294967297 (this ccbench reads 1)"),
+            (variant("bytes0.json", row0("bytes", 0)), "/results/0/bytes: must be positive"),
+            (variant("nosamples.json", no_samples), "/results/0: no samples_us and no positive time_us/median"),
+            (variant("ranks0.json", row0("ranks", 0)), "/results/0/ranks: must be an integer from 1 to 16777216"),
+            (variant("ranks2_40.json", row0("ranks", 1 << 40)),
+             "/results/0/ranks: must be an integer from 1 to 16777216"),
+            (variant("status.json", run_field("status", 5)), "/run/status: must be a string"),
+            (variant("label.json", run_field("label", 5)), "/run/label: must be a string"),
+            (variant("exit.json", run_field("exit_code", "x")), "/run/exit_code: must be an integer from -1 to 255"),
+            (variant("backend.json", row0("backend", 5)), "/results/0/backend: must be a string"),
+            (variant("redop.json", row0("redop", 5)), "/results/0/redop: must be a string"),
+            (variant("citarget.json", row0("ci_target_met", "yes")), "/results/0/ci_target_met: must be true or false"),
+        ]
+        text = json.dumps(good, indent=1)
+        (t / "overflow.json").write_text(text.replace('"median": ', '"median": 1e999, "m": ', 1))
+        line = text[:text.index('"median": ')].count("\n") + 1
+        cases.append((t / "overflow.json", f"overflow.json:{line}: malformed JSON (number out of range: '1e999')"))
+        for path, needle in cases:
+            for cmd in (["compare", path, self.tmp / "same.json"], ["report", path, "--format", "csv"]):
+                code, _, err = run(*cmd)
+                self.assertEqual(code, 2, (cmd, err))
+                self.assertIn(f"{path}" if "overflow" in needle else f"{path}: {needle}", err, cmd)
+                self.assertIn(needle, err, cmd)
+                self.assertNotIn("json.exception", err, cmd)
+
     def test_bad_inputs_exit_2(self):
         t = self.tmp / "bad"
         t.mkdir(exist_ok=True)
