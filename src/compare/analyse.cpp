@@ -54,7 +54,7 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   // samples are (and trial-to-trial variation goes unmeasured: a warning says so).
   const bool by_trials = m.base.trial_medians.size() >= static_cast<std::size_t>(min_trials) &&
                          m.cand.trial_medians.size() >= static_cast<std::size_t>(min_trials);
-  r.unit = by_trials ? "trials" : "samples";
+  r.unit = by_trials ? Unit::trials : Unit::samples;
   const auto x =
       logs(by_trials ? std::span<const double>(m.base.trial_medians) : std::span<const double>(m.base.pooled));
   const auto y =
@@ -69,10 +69,10 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   r.significant = mw.p_value < alpha;
   if (by_trials) {
     r.p_gate = welch_t_test(x, y).p_value;
-    r.gate_test = "welch_t";
+    r.gate_test = GateTest::welch_t;
   } else {
     r.p_gate = mw.p_value;
-    r.gate_test = "mann_whitney";
+    r.gate_test = GateTest::mann_whitney;
   }
   r.ratio = r.ratio_raw * normalization;
   if (r.ci_raw) r.ci = Interval{r.ci_raw->first * normalization, r.ci_raw->second * normalization};

@@ -20,6 +20,12 @@ std::string format_key(const RowKey& key) {
   return s;
 }
 
+std::string_view name(Unit unit) { return unit == Unit::trials ? "trials" : "samples"; }
+std::string_view name(GateTest test) { return test == GateTest::welch_t ? "welch_t" : "mann_whitney"; }
+std::string_view name(CiMethod method) {
+  return method == CiMethod::bootstrap ? "bootstrap" : method == CiMethod::per_size ? "per-size" : "";
+}
+
 namespace {
 
 Scope effective_scope(const CompareOptions& o) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,18 @@
 namespace ccbench::compare {
 
 using Interval = std::pair<double, double>;
+
+// The independent unit of a per-size test: per-trial medians, or pooled samples (too few trials).
+enum class Unit { trials, samples };
+// The regression gate's per-size test: Welch's t on log trial medians, or Mann-Whitney on samples.
+enum class GateTest { welch_t, mann_whitney };
+// How the across-size intervals were made: none, a bootstrap over whole trials, or from the
+// per-size intervals (fewer than 2 trials a side).
+enum class CiMethod { none, bootstrap, per_size };
+// JSON/text spellings: "trials"/"samples", "welch_t"/"mann_whitney", ""/"bootstrap"/"per-size".
+std::string_view name(Unit unit);
+std::string_view name(GateTest test);
+std::string_view name(CiMethod method);
 
 struct CompareOptions {
   std::vector<std::string> baseline;  // files or folders
@@ -56,11 +69,11 @@ struct RowResult {
   double p_value = 1;
   bool mw_exact = false;
   bool significant = false;
-  std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
+  Unit unit = Unit::samples;
   // The regression gate's per-size test: Welch's t on log trial medians ("welch_t") when the unit
   // is trials, else the Mann-Whitney test on pooled samples ("mann_whitney").
   double p_gate = 1;
-  std::string gate_test;
+  GateTest gate_test = GateTest::mann_whitney;
   SideAtSize baseline;
   SideAtSize candidate;
   std::optional<double> p_holm;  // gate only
@@ -92,9 +105,9 @@ struct Summary {
   std::optional<double> link_factor;
   std::uint64_t seed = 0;
   int resamples = 0;
-  // "bootstrap" (whole trials, >= 2 per side) or "per-size" (fewer trials: a normal approximation
-  // from the per-size intervals, assuming independent sizes) or "" (no CI).
-  std::string ci_method;
+  // bootstrap (whole trials, >= 2 per side) or per_size (fewer trials: a normal approximation from
+  // the per-size intervals, assuming independent sizes) or none (no CI).
+  CiMethod ci_method = CiMethod::none;
   const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }  // raw
   const StatisticValue& used_normalised() const { return statistic == Statistic::geomean ? geomean_used : max_used; }
 };

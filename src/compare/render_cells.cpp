@@ -99,9 +99,9 @@ std::vector<std::string> summary_lines(const Comparison& c) {
                               *c.candidate.link_gbps, ratio_cell(s.link_normalised->ratio),
                               interval(s.link_normalised->ci95)));
   }
-  if (s.ci_method == "bootstrap") {
+  if (s.ci_method == compare::CiMethod::bootstrap) {
     out.push_back(fmt::format("CIs: bootstrap, {} resamples of whole trials, seed {}", s.resamples, s.seed));
-  } else if (s.ci_method == "per-size") {
+  } else if (s.ci_method == compare::CiMethod::per_size) {
     out.push_back("CIs: from the per-size intervals (fewer than 2 trials per side: no trial bootstrap)");
   }
   return out;

@@ -89,7 +89,7 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                   {"max", statistic_json(s.max_used)},
                   {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
                   {"min_trials", c.min_trials},
-                  {"ci_method", s.ci_method}};
+                  {"ci_method", compare::name(s.ci_method)}};
   const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
   if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
   if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {
@@ -112,10 +112,10 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
     row["p_value"] = r.p_value;
     row["p_exact"] = r.mw_exact;
     row["significant"] = r.significant;
-    row["unit"] = r.unit;
+    row["unit"] = compare::name(r.unit);
     if (r.p_holm) {
       row["p_gate"] = r.p_gate;
-      row["gate_test"] = r.gate_test;
+      row["gate_test"] = compare::name(r.gate_test);
       row["p_holm"] = *r.p_holm;
       row["regression"] = r.regression;
     }

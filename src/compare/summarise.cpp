@@ -48,7 +48,7 @@ TrialTable trial_table(const Matched& m) {
 // Intervals from the bootstrap replicates, and the percentile-bootstrap p-value of "geomean ratio
 // = 1", consistent with the interval.
 void bootstrap_intervals(const TrialEstimates& est, Summary& s) {
-  s.ci_method = "bootstrap";
+  s.ci_method = CiMethod::bootstrap;
   s.geomean.ci95 = percentile_ci(est.geomean_replicates, 0.95);
   s.geomean.ci90 = percentile_ci(est.geomean_replicates, 0.90);
   s.max.ci95 = percentile_ci(est.max_replicates, 0.95);
@@ -78,7 +78,7 @@ void per_size_intervals(const std::vector<RowResult>& rows, Summary& s) {
   const double n = static_cast<double>(rows.size());
   mean /= n;
   const double se = std::sqrt(var) / n;
-  s.ci_method = "per-size";
+  s.ci_method = CiMethod::per_size;
   s.geomean.ratio = std::exp(mean);
   s.geomean.ci95 = Interval{std::exp(mean - z95 * se), std::exp(mean + z95 * se)};
   s.geomean.ci90 = Interval{std::exp(mean - z90 * se), std::exp(mean + z90 * se)};

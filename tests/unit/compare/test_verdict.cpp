@@ -48,7 +48,7 @@ TEST(Verdict, RatioEqualToClaimIsConfirmed) {
     EXPECT_NEAR(r.summary.used().ratio, 1.18, 0.02);
     ASSERT_TRUE(r.summary.used().ci90.has_value());
     EXPECT_EQ(r.rows.size(), 18u);
-    EXPECT_EQ(r.rows[0].unit, "trials");
+    EXPECT_EQ(r.rows[0].unit, Unit::trials);
   }
 }
 
@@ -71,7 +71,7 @@ TEST(Verdict, TooFewTrialsIsInconclusiveWithTrialsNeeded) {
   EXPECT_EQ(exit_code(r.verdict), 4);
   ASSERT_TRUE(r.trials_needed.has_value());
   EXPECT_GE(*r.trials_needed, 5);
-  EXPECT_EQ(r.rows[0].unit, "samples");
+  EXPECT_EQ(r.rows[0].unit, Unit::samples);
   bool warned = false;
   for (const auto& w : r.warnings) warned = warned || w.find("--trials 5") != std::string::npos;
   EXPECT_TRUE(warned);
@@ -137,7 +137,7 @@ TEST(Gate, FiveTrialsStillCatchARegression) {
   const auto r = compare_sides(make_side("baseline", model(1.0, 1, 5)), make_side("candidate", slow), o);
   EXPECT_EQ(r.verdict, Verdict::regression);
   ASSERT_EQ(r.gate_failures.size(), 2u) << r.reason;
-  EXPECT_EQ(r.rows[0].gate_test, "welch_t");
+  EXPECT_EQ(r.rows[0].gate_test, GateTest::welch_t);
 }
 
 // The gate's false-positive rate over A/A pairs of noisy data stays near its alpha. With threshold
