@@ -1,4 +1,4 @@
-// `ccbench compare BASE CAND`: verdicts on claims and regressions (DESIGN.md "Verdict").
+// `ccbench compare BASE CAND`: verdicts on claims and regressions (docs/verdict-format.md).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

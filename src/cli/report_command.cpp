@@ -50,7 +50,7 @@ void check_writable(const std::string& out) {
     throw UsageError("--out " + out + ": folder " + dir.string() + " is not writable");
 }
 
-// The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (DESIGN.md "Verdict").
+// The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (docs/verdict-format.md).
 nlohmann::json overlay_verdict(const std::vector<std::string>& baseline, const std::vector<std::string>& candidate,
                                const std::string& claim_file) {
   compare::CompareOptions options;
