@@ -106,6 +106,12 @@ Requirements requirements(const std::filesystem::path& path, const YAML::Node& n
 }  // namespace
 
 Claim load_claim_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    // A folder gave "basic_filebuf::underflow error ... Is a directory"; a FIFO would block.
+    throw ParseError(fmt::format("{}: cannot open claim file ({})", path.string(),
+                                 std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  }
   YAML::Node root;
   try {
     root = YAML::LoadFile(path.string());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -17,6 +18,17 @@ namespace ccbench::importer {
 namespace {
 
 using namespace import_detail;
+
+// A count in the log's header: a non-negative integer that fits an int, else exit 2 naming the
+// file, line and field (std::stoi threw a bare "stoi" on a huge value).
+int header_int(const std::string& text, const std::string& file, int line_no, const char* what) {
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < 0) {
+    throw ParseError(fmt::format("{}:{}: {} '{}' is not a count (0 to {})", file, line_no, what, text, INT_MAX));
+  }
+  return v;
+}
 using nlohmann::json;
 
 std::optional<double> number(const std::string& tok) {
@@ -149,11 +161,13 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
         if (!host_gpus.contains(host)) host_order.push_back(host);
         host_gpus[host].push_back(m[4].str());
       } else if (std::regex_search(line, m, kParams)) {
-        f.config["nthreads"] = std::stoi(m[1].str());
-        f.config["ngpus"] = std::stoi(m[2].str());
-        f.config["warmup"] = std::stoi(m[3].str());
-        f.config["iters"] = std::stoi(m[4].str());
-        if (std::regex_search(line, m, kValidation)) f.config["check"] = std::stoi(m[1].str());
+        f.config["nthreads"] = header_int(m[1].str(), file, line_no, "nThread");
+        f.config["ngpus"] = header_int(m[2].str(), file, line_no, "nGpus");
+        f.config["warmup"] = header_int(m[3].str(), file, line_no, "warmup iters");
+        f.config["iters"] = header_int(m[4].str(), file, line_no, "iters");
+        if (std::regex_search(line, m, kValidation)) {
+          f.config["check"] = header_int(m[1].str(), file, line_no, "validation");
+        }
       } else if (std::regex_search(line, m, kStart)) {
         if (!o.op) {
           op = op_from_tool_name(m[1].str());
@@ -161,7 +175,7 @@ Imported import_text(const std::filesystem::path& path, const std::string& text,
             throw ParseError(fmt::format("{}:{}: unsupported nccl-tests binary '{}'", file, line_no, m[1].str()));
         }
       } else if (std::regex_search(line, m, kVersion)) {
-        f.software["nccl"] = nccl_version_from_code(std::stol(m[1].str()));
+        f.software["nccl"] = nccl_version_from_code(header_int(m[1].str(), file, line_no, "NCCL version"));
       } else if (auto c = columns_from_header(header_tokens(line))) {
         cols = c;
       }

@@ -275,6 +275,9 @@ class CompareCli(unittest.TestCase):
         code, _, err = run("compare", t / "empty", self.tmp / "same.json")
         self.assertEqual(code, 2)
         self.assertIn("holds no result files", err)
+        code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", t)
+        self.assertEqual(code, 2)
+        self.assertIn(f"{t}: cannot open claim file (not a regular file)", err)
         claim = t / "claim.yaml"
         claim.write_text("statement: x\nexpected_speedup: 18%\ncolour: blue\n")
         code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", claim)
@@ -379,6 +382,12 @@ class ImportCli(unittest.TestCase):
             self.assertEqual(code, 2, err)
             self.assertIn("--link-gbps: '" + value + "' is not a finite number", err)
             self.assertFalse((self.tmp / "w.json").exists())
+        huge = self.tmp / "huge.txt"
+        huge.write_text("# nThread 99999999999 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+                        "agg iters: 1 validation: 1 graph: 0\n")
+        code, _, err = run("import", "nccl-tests", huge, "--out", self.tmp / "h.json")
+        self.assertEqual(code, 2, err)
+        self.assertIn("huge.txt:1: nThread '99999999999' is not a count", err)
         code, _, err = run("import", "iperf", DATA / "osu-allreduce.txt", "--out", self.tmp / "z.json")
         self.assertEqual(code, 2)
         self.assertIn("FORMAT", err)
