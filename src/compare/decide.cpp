@@ -50,8 +50,8 @@ void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataRepor
     d.verdict = Verdict::inconclusive;
     d.reason = "the claim compares link-normalised ratios, but " + norm.missing_reason + ": " + d.reason;
   } else if (meta.requirement_unknown && d.verdict != Verdict::inconclusive) {
-    d.reason = fmt::format("would be {}, but a claim requirement cannot be checked (see warnings): {}",
-                           name(d.verdict), d.reason);
+    d.reason = fmt::format("would be {}, but a claim requirement cannot be checked (see warnings): {}", name(d.verdict),
+                           d.reason);
     d.verdict = Verdict::inconclusive;
   }
   c.verdict = d.verdict;

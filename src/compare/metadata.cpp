@@ -4,9 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <tuple>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/run_metadata.hpp"

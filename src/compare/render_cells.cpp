@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "core/sizes.hpp"
 #include "compare/render.hpp"
+#include "core/sizes.hpp"
 
 namespace ccbench::compare::compare_cells {
 

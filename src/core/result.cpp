@@ -1,5 +1,9 @@
 #include "core/result.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,10 +13,6 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.hpp"
 
@@ -42,7 +42,8 @@ double get_number(const json& v, const std::string& where, const std::string& pa
   if (!v.is_number()) fail(where, path, "must be a number");
   const double d = v.get<double>();
   if (!std::isfinite(d)) fail(where, path, "must be finite");
-  if (positive ? !(d > 0.0) : d < 0.0) fail(where, path, positive ? "must be a positive number" : "must not be negative");
+  if (positive ? !(d > 0.0) : d < 0.0)
+    fail(where, path, positive ? "must be a positive number" : "must not be negative");
   return d;
 }
 
@@ -67,7 +68,8 @@ int get_int(const json& j, const char* key, const std::string& where, const std:
     const std::int64_t i = v.get<std::int64_t>();
     in_range = i >= lo && i <= hi;
   }
-  if (!in_range) fail(where, path + "/" + key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  if (!in_range)
+    fail(where, path + "/" + key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   return static_cast<int>(v.get<std::int64_t>());
 }
 
@@ -89,8 +91,8 @@ bool opt_bool(const json& j, const char* key, bool fallback, const std::string& 
 }
 
 json summary_to_json(const TimeSummaryUs& t) {
-  return {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p99", t.p99},
-          {"max", t.max}, {"ci95", json::array({t.ci95_lo, t.ci95_hi})}};
+  return {{"min", t.min}, {"median", t.median}, {"mean", t.mean},
+          {"p99", t.p99}, {"max", t.max},       {"ci95", json::array({t.ci95_lo, t.ci95_hi})}};
 }
 
 }  // namespace
@@ -197,9 +199,9 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
   if (row.samples_us.empty() && !(row.time_us.median > 0.0)) {
     fail(where, path, "no samples_us and no positive time_us/median");
   }
-  static const char* kKnown[] = {"op",         "backend", "dtype",   "redop",   "in_place",     "root",
-                                 "bytes",      "count",   "ranks",   "trial",   "samples_us",   "batch",
-                                 "samples_kind", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "ci_target_met"};
+  static const char* kKnown[] = {"op",           "backend", "dtype",      "redop",      "in_place",   "root",
+                                 "bytes",        "count",   "ranks",      "trial",      "samples_us", "batch",
+                                 "samples_kind", "time_us", "algbw_gbps", "busbw_gbps", "wrong",      "ci_target_met"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
@@ -318,7 +320,8 @@ ResultFile load_result_file(const std::filesystem::path& path) {
     if (q2 != std::string::npos) {
       const auto at = text.find(what.substr(q + 1, q2 - q - 1));
       if (at != std::string::npos) {
-        where += ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+        where +=
+            ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
       }
     }
     const auto number = q2 == std::string::npos ? std::string() : what.substr(q, q2 - q + 1);
@@ -345,7 +348,8 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create a temporary file in " + dir.string());
+  if (fd < 0)
+    throw std::system_error(errno, std::generic_category(), "cannot create a temporary file in " + dir.string());
   std::size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);

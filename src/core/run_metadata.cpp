@@ -123,9 +123,7 @@ std::optional<double> RunMetadata::link_gbps() const {
 std::optional<std::string> RunMetadata::instance_type() const { return text_at(file_.system, {"instance_type"}); }
 std::optional<std::int64_t> RunMetadata::nodes() const { return integer_at(file_.system, {"nodes"}); }
 std::optional<std::int64_t> RunMetadata::ranks() const { return integer_at(file_.system, {"ranks"}); }
-std::optional<std::int64_t> RunMetadata::ranks_per_node() const {
-  return integer_at(file_.system, {"ranks_per_node"});
-}
+std::optional<std::int64_t> RunMetadata::ranks_per_node() const { return integer_at(file_.system, {"ranks_per_node"}); }
 std::optional<std::string> RunMetadata::backend() const { return text_at(file_.config, {"backend"}); }
 
 std::optional<std::string> RunMetadata::gpu() const {

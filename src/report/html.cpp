@@ -316,10 +316,9 @@ std::string render_html(const ReportInput& input) {
     out += fmt::format(
         "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {}, {} node(s), {} ranks, {} backend, "
         "fabric {} {}, status {} <span class=\"sub\">({})</span></li>\n",
-        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "",
-        esc(m.text("instance_type")), esc(m.text("nodes")), esc(ranks ? std::to_string(*ranks) : std::string()),
-        esc(m.text("backend")), esc(m.text("fabric_path")), esc(m.text("efa_generation")), esc(file.run.status),
-        esc(file.source));
+        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(m.text("instance_type")),
+        esc(m.text("nodes")), esc(ranks ? std::to_string(*ranks) : std::string()), esc(m.text("backend")),
+        esc(m.text("fabric_path")), esc(m.text("efa_generation")), esc(file.run.status), esc(file.source));
   }
   out += "</ul>\n</header>\n";
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);

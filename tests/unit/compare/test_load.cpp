@@ -208,7 +208,7 @@ TEST_F(Load, FastPathAgreesWithTheParserOnMutatedFiles) {
     ASSERT_EQ(a, b) << "input " << k << ":\n" << corpus[k];
     agreed_ok += a.starts_with("ok ") ? 1 : 0;
   }
-  EXPECT_GT(agreed_ok, 10);                       // the corpus has files both read
+  EXPECT_GT(agreed_ok, 10);                               // the corpus has files both read
   EXPECT_LT(agreed_ok, static_cast<int>(corpus.size()));  // and files both refuse
 }
 

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "compare/compare.hpp"
+#include "compare/render.hpp"
 #include "core/error.hpp"
 #include "generate.hpp"
-#include "compare/render.hpp"
 
 namespace ccbench::compare {
 namespace {
@@ -118,7 +118,8 @@ TEST(Gate, TenPercentSlowdownOnSomeSizesIsARegressionNamingThem) {
   // A 3% slowdown is significant but under the 5% threshold.
   RunModel small = model(1.0, 2);
   small.ratio = [](const std::string&, std::uint64_t) { return 1.0 / 1.03; };
-  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict, Verdict::pass);
+  EXPECT_EQ(compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", small), o).verdict,
+            Verdict::pass);
   // An across-the-board 10% slowdown also fails the geomean.
   const auto all = compare_sides(make_side("baseline", model(1.0, 1)), make_side("candidate", model(1.0 / 1.1, 2)), o);
   EXPECT_TRUE(all.geomean_regression);
@@ -285,9 +286,12 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
 // and the command's exit status come from this table only.
 TEST(VerdictEnum, NamesAndExitCodes) {
   const std::pair<Verdict, std::pair<const char*, int>> expected[] = {
-      {Verdict::none, {"none", 0}},           {Verdict::confirmed, {"confirmed", 0}},
-      {Verdict::refuted, {"refuted", 1}},     {Verdict::inconclusive, {"inconclusive", 4}},
-      {Verdict::pass, {"pass", 0}},           {Verdict::regression, {"regression", 1}},
+      {Verdict::none, {"none", 0}},
+      {Verdict::confirmed, {"confirmed", 0}},
+      {Verdict::refuted, {"refuted", 1}},
+      {Verdict::inconclusive, {"inconclusive", 4}},
+      {Verdict::pass, {"pass", 0}},
+      {Verdict::regression, {"regression", 1}},
       {Verdict::not_comparable, {"not_comparable", 3}},
   };
   for (const auto& [v, e] : expected) {

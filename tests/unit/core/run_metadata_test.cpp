@@ -1,10 +1,10 @@
 // The owner of run metadata (core/run_metadata.hpp): typed accessors, the key table, the fabric
 // writer and the link rate a run records.
+#include "core/run_metadata.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
-
-#include "core/run_metadata.hpp"
 
 namespace ccbench {
 namespace {
@@ -81,8 +81,7 @@ TEST(RunMetadata, OneTableOfKeys) {
   // Every key a file-level accessor can read answers through text().
   const ResultFile f = sample_file();
   for (const auto& k : metadata_keys()) {
-    if ((k.roles & meta_role::per_row) != 0 || k.name == "cuda" || k.name == "ofi_nccl" ||
-        k.name == "libfabric") {
+    if ((k.roles & meta_role::per_row) != 0 || k.name == "cuda" || k.name == "ofi_nccl" || k.name == "libfabric") {
       continue;
     }
     EXPECT_NE(RunMetadata(f).text(k.name), "") << k.name;
