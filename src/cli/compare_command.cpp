@@ -1,4 +1,4 @@
-// `ccbench compare BASE CAND`: verdicts on claims and regressions (DESIGN.md "Verdict").
+// `ccbench compare BASE CAND`: verdicts on claims and regressions (docs/verdict-format.md).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -18,7 +18,7 @@
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
 namespace {
 
@@ -154,14 +154,14 @@ int compare_main(int argc, char** argv) {
       throw UsageError("--threshold needs --gate regression");
     }
     const Comparison c = compare_runs(o);
-    const std::string text = format == "json"       ? report::render_compare_json(c)
-                             : format == "markdown" ? report::render_compare_markdown(c)
-                                                    : report::render_compare_text(c);
+    const std::string text = format == "json"       ? compare::render_compare_json(c)
+                             : format == "markdown" ? compare::render_compare_markdown(c)
+                                                    : compare::render_compare_text(c);
     if (out.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
     } else {
       write_file_atomically(out, text);
-      std::fprintf(stderr, "%s\n", report::compare_cells::verdict_line(c).c_str());
+      std::fprintf(stderr, "%s\n", compare::compare_cells::verdict_line(c).c_str());
     }
     return compare::exit_code(c.verdict);
   } catch (const UsageError& e) {

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "cli/run_metadata.hpp"
+#include "core/run_metadata.hpp"
 #include "core/error.hpp"
 #include "fabric/fabric_backend.hpp"
 #include "fabric/fabric_options.hpp"
@@ -30,12 +31,18 @@ using fabric::FabricConfig;
 // The header hook: the fabric section, the command and the config say what this run did.
 void describe_fabric_run(ResultFile& header, const FabricConfig& config, const FabricBackend& backend) {
   if (!header.run.command.empty()) header.run.command[0] = "ccbench fabric";
-  nlohmann::json fabric = backend.describe();
-  const bool efa = fabric.value("path", "") == "efa";
+  const nlohmann::json fabric = backend.describe();
+  const RunMetadata run(header);
+  FabricRecord record;
+  record.path = fabric.contains("path") ? metadata_text(fabric["path"]) : std::string();
+  if (fabric.contains("provider") && !fabric["provider"].is_null()) record.provider = metadata_text(fabric["provider"]);
   // The instance profile's EFA generation and link rate describe the EFA path only.
-  fabric["generation"] = efa ? header.fabric.value("generation", nlohmann::json(nullptr)) : nlohmann::json(nullptr);
-  fabric["link_gbps"] = efa ? header.fabric.value("link_gbps", nlohmann::json(nullptr)) : nlohmann::json(nullptr);
-  header.fabric = fabric;
+  if (record.path == "efa") {
+    record.generation = run.efa_generation();
+    record.link_gbps = run.link_gbps();
+  }
+  header.fabric = fabric;  // keeps the backend's domain and other details
+  record_fabric(header, record);
   nlohmann::json& c = header.config;
   c["backend"] = "libfabric";
   c["fabric"] = {

@@ -23,10 +23,10 @@
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
+#include "compare/render.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
 #include "model/model.hpp"
-#include "report/compare_render.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 
@@ -56,14 +56,14 @@ void check_writable(const std::string& out) {
     throw UsageError("--out " + out + ": folder " + dir.string() + " is not writable");
 }
 
-// The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (DESIGN.md "Verdict").
+// The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (docs/verdict-format.md).
 nlohmann::json overlay_verdict(const std::vector<std::string>& baseline, const std::vector<std::string>& candidate,
                                const std::string& claim_file) {
   compare::CompareOptions options;
   options.baseline = baseline;
   options.candidate = candidate;
   if (!claim_file.empty()) options.claim = compare::load_claim_file(claim_file);
-  return report::compare_to_json(compare::compare_runs(options));
+  return compare::compare_to_json(compare::compare_runs(options));
 }
 
 // `--model`: the model's curve for every (op, profile, nodes, ranks per node) the files measured, at

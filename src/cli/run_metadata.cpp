@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/run_metadata.hpp"
 #include "system/host_info.hpp"
 #include "system/instance_profile.hpp"
 #include "system/library_versions.hpp"
@@ -65,22 +66,26 @@ ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const 
   // Fabric: what the user asserted wins, then what the backend knows, then what we can infer.
   std::string path = config.fabric_path;
   const nlohmann::json backend_fabric = backend_meta.value("fabric", nlohmann::json::object());
-  if (path.empty()) path = backend_fabric.value("path", "");
+  if (path.empty() && backend_fabric.is_object() && backend_fabric.contains("path")) {
+    path = metadata_text(backend_fabric["path"]);
+  }
   if (path.empty()) path = nodes == 1 ? "shm" : "network";
-  file.fabric = {{"path", path},
-                 {"provider", backend_fabric.value("provider", nlohmann::json(nullptr))},
-                 {"generation", nullptr},
-                 {"link_gbps", nullptr}};
+  FabricRecord fabric;
+  fabric.path = path;
+  if (const auto* p = backend_fabric.is_object() ? &backend_fabric : nullptr; p && p->contains("provider")) {
+    const std::string provider = metadata_text((*p)["provider"]);
+    if (!provider.empty()) fabric.provider = provider;
+  }
   if (!config.fabric_generation.empty()) {
-    file.fabric["generation"] = config.fabric_generation;
+    fabric.generation = config.fabric_generation;
   } else if (profile) {
-    file.fabric["generation"] = profile->efa_generation;
+    fabric.generation = profile->efa_generation;
   }
-  if (config.link_gbps > 0) {
-    file.fabric["link_gbps"] = config.link_gbps;
-  } else if (profile) {
-    file.fabric["link_gbps"] = profile->efa_gbps;
-  }
+  // The profile's EFA rate describes the EFA path only: a run over shm or NVLink records no link
+  // rate unless --link-gbps says one.
+  fabric.link_gbps = link_gbps_for_path(
+      path, config.link_gbps, profile ? std::optional<double>(profile->efa_gbps) : std::optional<double>());
+  record_fabric(file, fabric);
   backend_meta.erase("fabric");
 
   file.software = system::library_versions();

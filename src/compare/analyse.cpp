@@ -55,7 +55,7 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   // samples are (and trial-to-trial variation goes unmeasured: a warning says so).
   const bool by_trials = m.base.trial_medians.size() >= static_cast<std::size_t>(min_trials) &&
                          m.cand.trial_medians.size() >= static_cast<std::size_t>(min_trials);
-  r.unit = by_trials ? "trials" : "samples";
+  r.unit = by_trials ? Unit::trials : Unit::samples;
   const auto x =
       logs(by_trials ? std::span<const double>(m.base.trial_medians) : std::span<const double>(m.base.pooled));
   const auto y =
@@ -72,7 +72,9 @@ RowResult analyse_size(const MatchedSize& m, int min_trials, double alpha, doubl
   // launch share its placement, so a test on pooled samples cries wolf (docs/compare.md).
   const auto tb = logs(m.base.trial_medians), tc = logs(m.cand.trial_medians);
   r.trial_shift = t_shift(tb, tc);
-  r.gate_test = !r.trial_shift ? "none" : (tb.size() >= 2 && tc.size() >= 2 ? "welch_t" : "pooled_t");
+  r.gate_test = !r.trial_shift                        ? GateTest::none
+                : tb.size() >= 2 && tc.size() >= 2 ? GateTest::welch_t
+                                                    : GateTest::pooled_t;
   r.p_gate = r.trial_shift ? r.trial_shift->p_two_sided() : 1.0;
   r.ratio = r.ratio_raw * normalization;
   if (r.ci_raw) r.ci = Interval{r.ci_raw->first * normalization, r.ci_raw->second * normalization};

@@ -1,6 +1,7 @@
 #include "compare/claim.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -11,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/numbers.hpp"
+#include "core/run_metadata.hpp"
 #include "core/yaml_checks.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -88,17 +90,15 @@ std::vector<std::string> string_list(const std::filesystem::path& path, const YA
 }
 
 Requirements requirements(const std::filesystem::path& path, const YAML::Node& node, const std::string& key) {
-  static const std::set<std::string> kKnown = {"efa_generation", "instance_type", "fabric_path", "provider",
-                                               "backend",        "gpu",           "link_gbps"};
   if (!node.IsMap()) fail(path, node, fmt::format("{}: must be a map of requirements", key));
   Requirements out;
   for (const auto& item : node) {
     const auto k = scalar(path, item.first, key + " key");
-    if (!kKnown.contains(k)) {
+    const MetadataKey* known = find_metadata_key(k);
+    if (known == nullptr || (known->roles & meta_role::claim_requirement) == 0) {
       fail(path, item.first,
-           fmt::format("{}: unknown requirement '{}' (known: efa_generation, instance_type, fabric_path, provider, "
-                       "backend, gpu, link_gbps)",
-                       key, k));
+           fmt::format("{}: unknown requirement '{}' (known: {})", key, k,
+                       fmt::join(metadata_key_names(meta_role::claim_requirement), ", ")));
     }
     out[k] = string_list(path, item.second, key + "." + k);
   }

@@ -20,6 +20,14 @@ std::string format_key(const RowKey& key) {
   return s;
 }
 
+std::string_view name(Unit unit) { return unit == Unit::trials ? "trials" : "samples"; }
+std::string_view name(GateTest test) {
+  return test == GateTest::welch_t ? "welch_t" : test == GateTest::pooled_t ? "pooled_t" : "none";
+}
+std::string_view name(CiMethod method) {
+  return method == CiMethod::t ? "t" : "";
+}
+
 namespace {
 
 Scope effective_scope(const CompareOptions& o) {
@@ -66,13 +74,12 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   c.baseline = {baseline.inputs, baseline.files.size(), m.baseline_trials, meta.baseline_link_gbps};
   c.candidate = {candidate.inputs, candidate.files.size(), m.candidate_trials, meta.candidate_link_gbps};
   const Normalisation norm = normalise(c.normalize, meta, c.warnings);
-  c.summary.normalization = norm.factor;
-  c.summary.normalized = norm.applied;
   c.warnings.insert(c.warnings.end(), meta.warnings.begin(), meta.warnings.end());
 
   // Analyse each size, summarise across sizes, decide.
   c.rows = analyse(m, o.min_trials, o.alpha, norm.factor);
   summarise(m, c.rows, o.alpha, c.summary, c.warnings);
+  apply_normalisation(c.summary, norm);
   data_warnings(c, baseline, candidate, o.min_trials, c.warnings);
   decide(c, o, meta, norm);
   return c;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,19 @@
 namespace ccbench::compare {
 
 using Interval = std::pair<double, double>;
+
+// The independent unit of a per-size test: per-trial medians, or pooled samples (too few trials).
+enum class Unit { trials, samples };
+// The regression gate's per-size test on log trial medians: Welch's t, the pooled-variance t (one
+// side has a single trial), or none (one trial a side: nothing can be tested).
+enum class GateTest { none, welch_t, pooled_t };
+// How the across-size intervals were made: none (one trial a side) or t intervals on trial-level
+// values (docs/compare.md).
+enum class CiMethod { none, t };
+// JSON/text spellings: "trials"/"samples", "none"/"welch_t"/"pooled_t", ""/"t".
+std::string_view name(Unit unit);
+std::string_view name(GateTest test);
+std::string_view name(CiMethod method);
 
 struct CompareOptions {
   std::vector<std::string> baseline;  // files or folders
@@ -57,11 +71,11 @@ struct RowResult {
   double p_value = 1;
   bool mw_exact = false;
   bool significant = false;
-  std::string unit;  // "trials" (per-trial medians) or "samples" (pooled samples)
+  Unit unit = Unit::samples;  // trials (per-trial medians) or samples (pooled samples)
   // The regression gate's per-size test, always on trials: one-sided t of "more than the threshold
   // slower" (Welch's, or the pooled-variance t when one side has a single trial).
   double p_gate = 1;
-  std::string gate_test;  // welch_t | pooled_t | none (one trial a side: no test)
+  GateTest gate_test = GateTest::none;  // none: one trial a side, no test
   // Trial-level estimate of log(time_base / time_cand), raw (before normalisation): the difference
   // of mean log trial medians with its t standard error. Absent with one trial on each side.
   std::optional<TShift> trial_shift;
@@ -93,19 +107,28 @@ struct Summary {
   StatisticValue geomean;
   StatisticValue max;
   std::size_t sizes = 0;
-  double normalization = 1.0;  // multiply raw ratios by this for the normalised ones
-  bool normalized = false;     // the verdict uses normalised ratios
+  double normalization = 1.0;  // the factor in use: raw ratios times this are the verdict's ratios
+  bool normalized = false;     // the verdict uses link-normalised ratios
+  // geomean and max with the factor in use applied (once, by normalise.cpp); the gate, the claim
+  // decision and every renderer read these. Equal to geomean and max when not normalised.
+  StatisticValue geomean_used;
+  StatisticValue max_used;
+  // The statistic the verdict uses, normalised by link bandwidth, whenever both links are known
+  // (shown beside the raw one when the links differ), and that factor.
+  std::optional<StatisticValue> link_normalised;
+  std::optional<double> link_factor;
   std::uint64_t seed = 0;
   int resamples = 0;
-  // "t" (t intervals on trial-level values; the max's interval is simultaneous over sizes) or ""
+  // t (t intervals on trial-level values; the max's interval is simultaneous over sizes) or none
   // (no CI: one trial on each side, so launch-to-launch variation is unknown).
-  std::string ci_method;
+  CiMethod ci_method = CiMethod::none;
   // Drift across launches: one slope common to both sides (an intercept a side) tested at alpha / 2,
   // and each side's own trend tested at alpha / 10 (with >= 4 trials).
   std::optional<SideTrend> drift;
   std::optional<SideTrend> baseline_trend;
   std::optional<SideTrend> candidate_trend;
-  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }
+  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }  // raw
+  const StatisticValue& used_normalised() const { return statistic == Statistic::geomean ? geomean_used : max_used; }
 };
 
 struct SideInfo {

@@ -43,14 +43,9 @@ std::string not_comparable_reason(const Comparison& c, const MetadataReport& met
 
 void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataReport& meta, const Normalisation& norm,
                           int min_trials) {
-  const auto& s = c.summary.used();
-  const double f = norm.factor;
-  auto scaled = [f](const std::optional<Interval>& i) -> std::optional<Interval> {
-    if (!i) return std::nullopt;
-    return Interval{i->first * f, i->second * f};
-  };
+  const auto& s = c.summary.used_normalised();
   const int trials = std::min(c.baseline.trials, c.candidate.trials);
-  ClaimDecision d = decide_claim(claim, s.ratio * f, scaled(s.ci90), scaled(s.ci95), trials, min_trials);
+  ClaimDecision d = decide_claim(claim, s.ratio, s.ci90, s.ci95, trials, min_trials);
   if (drift_detected(c.summary) && d.verdict != Verdict::inconclusive) {
     d.reason = fmt::format("would be {}, but the launches drift (see warnings), which can decide it: {}",
                            name(d.verdict), d.reason);
@@ -58,7 +53,7 @@ void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataRepor
   }
   if (norm.missing) {
     d.verdict = Verdict::inconclusive;
-    d.reason = "the claim compares link-normalised ratios, but fabric.link_gbps is missing: " + d.reason;
+    d.reason = "the claim compares link-normalised ratios, but " + norm.missing_reason + ": " + d.reason;
   } else if (meta.requirement_unknown && d.verdict != Verdict::inconclusive) {
     d.reason = fmt::format("would be {}, but a claim requirement cannot be checked (see warnings): {}", name(d.verdict),
                            d.reason);

@@ -39,11 +39,11 @@ void apply_gate(Comparison& c, const Gate& gate) {
   const double geo = g.ratio * f;
   if (g.shift && !c.rows.empty() && adjusted.back() < gate.alpha) {
     c.geomean_regression = true;
-    c.gate_failures.push_back(fmt::format(
-        "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
-        (1.0 / geo - 1.0) * 100.0, geo,
-        g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
-        adjusted.back()));
+    c.gate_failures.push_back(
+        fmt::format("geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
+                    (1.0 / geo - 1.0) * 100.0, geo,
+                    g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
+                    adjusted.back()));
   }
   const bool drift = drift_detected(c.summary);
   const std::string what =

@@ -21,8 +21,11 @@ struct Side {
 // a folder without result files.
 std::vector<std::filesystem::path> expand_input(const std::filesystem::path& input);
 
-// Loads every file of a side (in parallel), validating that every sample is a positive, finite time.
-// Throws ParseError naming the file and the JSON path.
+// load_result_file (core/result.hpp, the one parser of a result file) with a fast path for large
+// files; it gives the same file or the same error on every input.
+ResultFile load_result_file_fast(const std::filesystem::path& path);
+
+// Loads every file of a side (in parallel). Throws ParseError naming the file and the JSON path.
 Side load_side(const std::string& name, const std::vector<std::string>& inputs);
 
 }  // namespace ccbench::compare

@@ -30,7 +30,7 @@ struct Scope {
   bool contains(const std::string& op, std::uint64_t bytes) const;
 };
 
-// One side's data at one size. A trial is one pass over the plan (DESIGN.md); trials from different
+// One side's data at one size. A trial is one pass over the plan (docs/method.md); trials from different
 // files are different trials. trial_ids index the side's dense trial numbering (Matched::*_trials).
 struct SideSize {
   std::vector<double> pooled;         // all samples of all trials, ascending

@@ -1,5 +1,6 @@
 // Comparability of two sides: keys that must match for a comparison to mean anything, keys that
-// are expected to differ (printed side by side), claim requirements, and link bandwidths.
+// are expected to differ (printed side by side), claim requirements, and link bandwidths. The keys,
+// where they live and their roles are the table in core/run_metadata.hpp.
 #pragma once
 
 #include <optional>
@@ -14,10 +15,6 @@
 
 namespace ccbench::compare {
 
-// Must-match keys, also the spellings --allow-mismatch accepts.
-inline constexpr const char* kMustMatchKeys[] = {
-    "ops", "dtype", "redop", "ranks", "ranks_per_node", "timing", "iteration_policy", "schema_version"};
-
 struct Difference {
   std::string key;
   std::string baseline;  // "" when absent on that side
@@ -30,13 +27,16 @@ struct MetadataReport {
   std::vector<std::string> requirement_failures;  // claim requirements a side does not meet
   std::vector<std::string> warnings;
   bool requirement_unknown = false;  // a requirement could not be checked (value missing)
+  // A side's link rate when its files agree on one; absent when none says or they disagree.
   std::optional<double> baseline_link_gbps;
   std::optional<double> candidate_link_gbps;
+  // "100 | 200" when a side's files disagree on fabric.link_gbps (a warning says so too), else "".
+  std::string baseline_link_disagreement;
+  std::string candidate_link_disagreement;
 };
 
-// The value of a metadata key on a side ("" when no file says); files that disagree are joined with
-// " | ". Keys: the must-match keys above and instance_type, efa_generation, fabric_path, provider,
-// link_gbps, backend, gpu, nodes, nccl, ofi_nccl, libfabric, mpi, cuda, driver, label.
+// The value of a metadata key (core/run_metadata.hpp's table) on a side ("" when no file says);
+// files that disagree are joined with " | ".
 std::string side_value(const Side& side, const Scope& scope, const std::string& key);
 
 // Throws UsageError for an --allow-mismatch key that is not a must-match key.

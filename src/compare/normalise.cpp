@@ -1,7 +1,11 @@
 #include "compare/normalise.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <tuple>
+
+#include "compare/compare.hpp"
 #include "compare/metadata.hpp"
 
 namespace ccbench::compare {
@@ -23,12 +27,20 @@ Normalisation normalise(Normalize mode, const MetadataReport& meta, std::vector<
       n.applied = true;
     } else {
       n.missing = true;
+      // Per side: absent, or its files disagree (one more warning, from the metadata check, lists them).
+      std::vector<std::string> why;
+      for (const auto& [side, link, disagreement] :
+           {std::tuple{"baseline", n.baseline_link_gbps, meta.baseline_link_disagreement},
+            std::tuple{"candidate", n.candidate_link_gbps, meta.candidate_link_disagreement}}) {
+        if (link) continue;
+        why.push_back(disagreement.empty() ? fmt::format("missing on the {}", side)
+                                           : fmt::format("not one value on the {} ({})", side, disagreement));
+      }
+      n.missing_reason = fmt::format("fabric.link_gbps is {}", fmt::join(why, " and "));
       warnings.push_back(fmt::format(
-          "normalisation by link bandwidth was asked for, but fabric.link_gbps is missing on the {}: the ratio "
-          "cannot be normalised, so no claim verdict is possible (raw ratios shown)",
-          !n.baseline_link_gbps && !n.candidate_link_gbps ? "baseline and candidate"
-          : !n.baseline_link_gbps                         ? "baseline"
-                                                          : "candidate"));
+          "normalisation by link bandwidth was asked for, but {}: the ratio cannot be normalised, so no claim "
+          "verdict is possible (raw ratios shown)",
+          n.missing_reason));
     }
   } else if (factor && *n.baseline_link_gbps != *n.candidate_link_gbps) {
     warnings.push_back(fmt::format(
@@ -37,6 +49,24 @@ Normalisation normalise(Normalize mode, const MetadataReport& meta, std::vector<
         *n.baseline_link_gbps, *n.candidate_link_gbps, *n.candidate_link_gbps / *n.baseline_link_gbps));
   }
   return n;
+}
+
+StatisticValue scaled(const StatisticValue& value, double factor) {
+  StatisticValue out = value;
+  out.ratio = value.ratio * factor;
+  for (auto* ci : {&out.ci95, &out.ci90}) {
+    if (*ci) **ci = Interval{(*ci)->first * factor, (*ci)->second * factor};
+  }
+  return out;
+}
+
+void apply_normalisation(Summary& s, const Normalisation& n) {
+  s.normalization = n.factor;
+  s.normalized = n.applied;
+  s.geomean_used = scaled(s.geomean, n.factor);
+  s.max_used = scaled(s.max, n.factor);
+  s.link_factor = n.link_factor();
+  if (s.link_factor) s.link_normalised = scaled(s.used(), *s.link_factor);
 }
 
 }  // namespace ccbench::compare

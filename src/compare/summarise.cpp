@@ -158,7 +158,7 @@ void summarise(const Matched& m, const std::vector<RowResult>& rows, double alph
   s.max.ratio = std::exp(best);
   s.max.at = rows[argmax].key;
   if (g.shift && shifts.size() == rows.size()) {
-    s.ci_method = "t";
+    s.ci_method = CiMethod::t;
     s.geomean.ci95 = exp_interval(g.shift->interval(0.95));
     s.geomean.ci90 = exp_interval(g.shift->interval(0.90));
     s.geomean.p_value = g.shift->p_two_sided();

@@ -1,4 +1,4 @@
-// Error types that carry the documented exit code (DESIGN.md "Exit codes").
+// Error types that carry the documented exit code (docs/result-format.md and docs/verdict-format.md, "Exit codes").
 #pragma once
 
 #include <stdexcept>

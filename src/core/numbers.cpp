@@ -44,8 +44,8 @@ double fraction(std::string_view text, std::string_view what, bool ratio) {
   }
   double v = 0;
   if (!decimal(t, v)) {
-    throw UsageError(fmt::format("{}: '{}' is not a fraction (write {})", what, text,
-                                 ratio ? "18%, 0.18 or 1.18x" : "1% or 0.01"));
+    throw UsageError(
+        fmt::format("{}: '{}' is not a fraction (write {})", what, text, ratio ? "18%, 0.18 or 1.18x" : "1% or 0.01"));
   }
   return v * scale + offset;
 }

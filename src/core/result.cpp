@@ -1,17 +1,18 @@
 #include "core/result.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
@@ -43,7 +44,8 @@ double get_number(const json& v, const std::string& where, const std::string& pa
   if (!v.is_number()) fail(where, path, "must be a number");
   const double d = v.get<double>();
   if (!std::isfinite(d)) fail(where, path, "must be finite");
-  if (positive ? !(d > 0.0) : d < 0.0) fail(where, path, positive ? "must be a positive number" : "must not be negative");
+  if (positive ? !(d > 0.0) : d < 0.0)
+    fail(where, path, positive ? "must be a positive number" : "must not be negative");
   return d;
 }
 
@@ -55,9 +57,44 @@ std::uint64_t get_count(const json& j, const char* key, const std::string& where
   return v.get<std::uint64_t>();
 }
 
+// An integer field stored in an int: in [lo, hi], else an error naming the field (a cast would wrap
+// 2^40 ranks to 0).
+int get_int(const json& j, const char* key, const std::string& where, const std::string& path, std::int64_t lo,
+            std::int64_t hi) {
+  const json& v = require(j, key, where, path);
+  bool in_range = false;
+  if (v.is_number_unsigned()) {
+    const std::uint64_t u = v.get<std::uint64_t>();
+    in_range = u <= static_cast<std::uint64_t>(hi) && (lo <= 0 || u >= static_cast<std::uint64_t>(lo));
+  } else if (v.is_number_integer()) {
+    const std::int64_t i = v.get<std::int64_t>();
+    in_range = i >= lo && i <= hi;
+  }
+  if (!in_range)
+    fail(where, path + "/" + key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+// Optional typed fields: absent gives `fallback`; a value of the wrong type names its path (instead
+// of nlohmann's "[json.exception.type_error.302] type must be string, but is number").
+std::string opt_string(const json& j, const char* key, const std::string& fallback, const std::string& where,
+                       const std::string& path) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_string()) fail(where, path + "/" + key, "must be a string");
+  return it->get<std::string>();
+}
+
+bool opt_bool(const json& j, const char* key, bool fallback, const std::string& where, const std::string& path) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_boolean()) fail(where, path + "/" + key, "must be true or false");
+  return it->get<bool>();
+}
+
 json summary_to_json(const TimeSummaryUs& t) {
-  return {{"min", t.min}, {"median", t.median}, {"mean", t.mean}, {"p99", t.p99},
-          {"max", t.max}, {"ci95", json::array({t.ci95_lo, t.ci95_hi})}};
+  return {{"min", t.min}, {"median", t.median}, {"mean", t.mean},
+          {"p99", t.p99}, {"max", t.max},       {"ci95", json::array({t.ci95_lo, t.ci95_hi})}};
 }
 
 }  // namespace
@@ -123,18 +160,19 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
   if (!j.is_object()) fail(where, path, "must be an object");
   ResultRow row;
   row.op = get_string(j, "op", where, path);
-  row.backend = j.value("backend", std::string());
+  row.backend = opt_string(j, "backend", "", where, path);
   row.dtype = get_string(j, "dtype", where, path);
-  row.redop = j.value("redop", std::string("none"));
+  row.redop = opt_string(j, "redop", "none", where, path);
   if (j.contains("in_place") && !j["in_place"].is_boolean()) fail(where, path + "/in_place", "must be true or false");
   row.in_place = j.value("in_place", false);
   if (j.contains("root") && j["root"].is_number_integer()) row.root = j["root"].get<int>();
   row.bytes = get_count(j, "bytes", where, path);
+  if (row.bytes == 0) fail(where, path + "/bytes", "must be positive");
   row.count = j.contains("count") ? get_count(j, "count", where, path) : 0;
-  row.ranks = static_cast<int>(get_count(j, "ranks", where, path));
-  row.trial = j.contains("trial") ? static_cast<int>(get_count(j, "trial", where, path)) : 0;
-  row.batch = j.contains("batch") ? static_cast<int>(get_count(j, "batch", where, path)) : 1;
-  row.samples_kind = j.value("samples_kind", std::string("raw"));
+  row.ranks = get_int(j, "ranks", where, path, 1, kMaxRanks);
+  row.trial = j.contains("trial") ? get_int(j, "trial", where, path, 0, INT32_MAX) : 0;
+  row.batch = j.contains("batch") ? get_int(j, "batch", where, path, 0, INT32_MAX) : 1;
+  row.samples_kind = opt_string(j, "samples_kind", "raw", where, path);
   if (row.samples_kind != "raw" && row.samples_kind != "summary") {
     fail(where, path + "/samples_kind", "must be \"raw\" or \"summary\"");
   }
@@ -142,7 +180,10 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
   if (!samples.is_array()) fail(where, path + "/samples_us", "must be an array");
   row.samples_us.reserve(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    row.samples_us.push_back(get_number(samples[i], where, path + "/samples_us/" + std::to_string(i), false));
+    const std::string spath = path + "/samples_us/" + std::to_string(i);
+    const double v = get_number(samples[i], where, spath, false);
+    if (!(v > 0.0)) fail(where, spath, "must be a positive time in microseconds");
+    row.samples_us.push_back(v);
   }
   const json& t = require(j, "time_us", where, path);
   const std::string tpath = path + "/time_us";
@@ -160,10 +201,13 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
   row.algbw_gbps = j.contains("algbw_gbps") ? get_number(j["algbw_gbps"], where, path + "/algbw_gbps", false) : 0.0;
   row.busbw_gbps = j.contains("busbw_gbps") ? get_number(j["busbw_gbps"], where, path + "/busbw_gbps", false) : 0.0;
   row.wrong = j.contains("wrong") ? get_count(j, "wrong", where, path) : 0;
-  row.ci_target_met = j.value("ci_target_met", false);
-  static const char* kKnown[] = {"op",         "backend", "dtype",   "redop",   "in_place",     "root",
-                                 "bytes",      "count",   "ranks",   "trial",   "samples_us",   "batch",
-                                 "samples_kind", "time_us", "algbw_gbps", "busbw_gbps", "wrong", "ci_target_met"};
+  row.ci_target_met = opt_bool(j, "ci_target_met", false, where, path);
+  if (row.samples_us.empty() && !(row.time_us.median > 0.0)) {
+    fail(where, path, "no samples_us and no positive time_us/median");
+  }
+  static const char* kKnown[] = {"op",           "backend", "dtype",      "redop",      "in_place",   "root",
+                                 "bytes",        "count",   "ranks",      "trial",      "samples_us", "batch",
+                                 "samples_kind", "time_us", "algbw_gbps", "busbw_gbps", "wrong",      "ci_target_met"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
@@ -178,12 +222,14 @@ ResultFile file_from_json(const json& j, const std::string& where) {
   file.source = where;
   const json& version = require(j, "schema_version", where, "");
   if (!version.is_number_integer()) fail(where, "/schema_version", "must be an integer");
-  file.schema_version = version.get<int>();
-  if (file.schema_version != kSchemaVersion) {
+  // Compared as the 64-bit integer it is: 4294967297 must not be read as 1.
+  if (!(version.is_number_unsigned() ? version.get<std::uint64_t>() == kSchemaVersion
+                                     : version.get<std::int64_t>() == kSchemaVersion)) {
     fail(where, "/schema_version",
-         "unsupported schema version " + std::to_string(file.schema_version) + " (this ccbench reads " +
-             std::to_string(kSchemaVersion) + ")");
+         "unsupported schema version " + version.dump() + " (this ccbench reads " + std::to_string(kSchemaVersion) +
+             ")");
   }
+  file.schema_version = kSchemaVersion;
   auto object_or_empty = [&](const char* key) {
     if (!j.contains(key) || j[key].is_null()) return json::object();
     if (!j[key].is_object()) fail(where, std::string("/") + key, "must be an object");
@@ -196,20 +242,20 @@ ResultFile file_from_json(const json& j, const std::string& where) {
   file.environment = object_or_empty("environment");
   file.config = object_or_empty("config");
   const json run = object_or_empty("run");
-  file.run.status = run.value("status", std::string("complete"));
+  file.run.status = opt_string(run, "status", "complete", where, "/run");
   if (file.run.status != "complete" && file.run.status != "incomplete" && file.run.status != "interrupted" &&
       file.run.status != "failed") {
     fail(where, "/run/status", "must be complete, incomplete, interrupted or failed");
   }
-  file.run.started_at = run.value("started_at", std::string());
-  file.run.finished_at = run.value("finished_at", std::string());
+  file.run.started_at = opt_string(run, "started_at", "", where, "/run");
+  file.run.finished_at = opt_string(run, "finished_at", "", where, "/run");
   if (run.contains("command") && run["command"].is_array()) {
     for (const auto& c : run["command"]) {
       if (c.is_string()) file.run.command.push_back(c.get<std::string>());
     }
   }
-  file.run.label = run.value("label", std::string());
-  file.run.exit_code = run.value("exit_code", 0);
+  file.run.label = opt_string(run, "label", "", where, "/run");
+  file.run.exit_code = run.contains("exit_code") ? get_int(run, "exit_code", where, "/run", -1, 255) : 0;
   if (run.contains("error") && run["error"].is_string()) file.run.error = run["error"].get<std::string>();
   if (run.contains("peak_rss_bytes") && run["peak_rss_bytes"].is_number_unsigned()) {
     file.run.peak_rss_bytes = run["peak_rss_bytes"].get<std::uint64_t>();
@@ -275,6 +321,21 @@ ResultFile load_result_file(const std::filesystem::path& path) {
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
     throw ParseError(path.string() + ":" + std::to_string(line) + ": malformed JSON (" +
                      (offset >= text.size() ? std::string("truncated file") : std::string(e.what())) + ")");
+  } catch (const json::out_of_range& e) {
+    // "number overflow parsing '1e999'" carries no offset: find the number's line.
+    const std::string what = e.what();
+    const auto q = what.find('\'');
+    const auto q2 = q == std::string::npos ? q : what.find('\'', q + 1);
+    std::string where = path.string();
+    if (q2 != std::string::npos) {
+      const auto at = text.find(what.substr(q + 1, q2 - q - 1));
+      if (at != std::string::npos) {
+        where +=
+            ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      }
+    }
+    const auto number = q2 == std::string::npos ? std::string() : what.substr(q, q2 - q + 1);
+    throw ParseError(where + ": malformed JSON (number out of range" + (number.empty() ? "" : ": " + number) + ")");
   }
   ResultFile file = file_from_json(j, path.string());
   if (file.run.status != "complete") {
@@ -351,7 +412,8 @@ void write_file_atomically(const std::filesystem::path& requested, const std::st
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create a temporary file in " + dir.string());
+  if (fd < 0)
+    throw std::system_error(errno, std::generic_category(), "cannot create a temporary file in " + dir.string());
   std::size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);

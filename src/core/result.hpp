@@ -1,4 +1,4 @@
-// The result file model (schema_version 1, DESIGN.md "Result file") and its JSON form.
+// The result file model (schema_version 1, docs/result-format.md) and its JSON form.
 //
 // Rows keep op/dtype/redop as strings: a result file is data from another machine and maybe another
 // ccbench version, and the comparator must load rows it cannot measure itself (imported nccl-tests
@@ -16,6 +16,7 @@
 namespace ccbench {
 
 inline constexpr int kSchemaVersion = 1;
+inline constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // the largest rank count a file may give
 
 struct TimeSummaryUs {
   double min = 0, median = 0, mean = 0, p99 = 0, max = 0;

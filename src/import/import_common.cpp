@@ -10,6 +10,7 @@
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/run_metadata.hpp"
 #include "core/types.hpp"
 #include "core/utf8.hpp"
 #include "import/import.hpp"
@@ -104,9 +105,13 @@ ResultFile skeleton(const std::string& source_tool, const std::filesystem::path&
   f.run.started_at = "";
   f.run.finished_at = "";
   if (!o.instance_type.empty()) f.system["instance_type"] = o.instance_type;
-  if (o.link_gbps) f.fabric["link_gbps"] = *o.link_gbps;
   if (o.nodes) f.system["nodes"] = *o.nodes;
-  if (!o.efa_generation.empty()) f.fabric["generation"] = o.efa_generation;
+  if (o.link_gbps || !o.efa_generation.empty()) {
+    FabricRecord fabric;
+    fabric.link_gbps = o.link_gbps;
+    if (!o.efa_generation.empty()) fabric.generation = o.efa_generation;
+    record_fabric(f, fabric);
+  }
   return f;
 }
 

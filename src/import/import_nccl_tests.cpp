@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -18,6 +19,7 @@ namespace ccbench::importer {
 namespace {
 
 using namespace import_detail;
+
 using nlohmann::json;
 
 std::optional<double> number(const std::string& tok) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_metadata.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -44,7 +45,7 @@ std::string render_csv(const ReportInput& input) {
   const auto labels = display_labels(input.files);
   for (std::size_t f = 0; f < input.files.size(); ++f) {
     const ResultFile& file = input.files[f];
-    const std::string instance = meta(file, "system", "instance_type");
+    const std::string instance = RunMetadata(file).text("instance_type");
     for (const ResultRow& r : file.results) {
       const std::vector<std::string> cells = {
           field(file.source),

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/run_metadata.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -38,7 +39,7 @@ std::string render_gbench(const ReportInput& input) {
         {"load_avg", json::array()},
         {"library_build_type", "release"},
         {"ccbench_label", first.run.label},
-        {"ccbench_instance_type", meta(first, "system", "instance_type")},
+        {"ccbench_instance_type", RunMetadata(first).text("instance_type")},
         {"ccbench_source", first.source},
     };
   }

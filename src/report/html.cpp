@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_metadata.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
@@ -312,13 +313,14 @@ std::string render_html(const ReportInput& input) {
       "nccl-tests.</p>\n<ul class=\"runs\">\n";
   for (std::size_t f = 0; f < input.files.size(); ++f) {
     const ResultFile& file = input.files[f];
+    const RunMetadata m(file);
+    const auto ranks = m.ranks();
     out += fmt::format(
         "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {}, {} node(s), {} ranks, {} backend, "
         "fabric {} {}, status {} <span class=\"sub\">({})</span></li>\n",
-        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "",
-        esc(meta(file, "system", "instance_type")), esc(meta(file, "system", "nodes")),
-        esc(meta(file, "system", "ranks")), esc(meta(file, "config", "backend")), esc(meta(file, "fabric", "path")),
-        esc(meta(file, "fabric", "generation")), esc(file.run.status), esc(file.source));
+        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(m.text("instance_type")),
+        esc(m.text("nodes")), esc(ranks ? std::to_string(*ranks) : std::string()), esc(m.text("backend")),
+        esc(m.text("fabric_path")), esc(m.text("efa_generation")), esc(file.run.status), esc(file.source));
     if (const auto busy = busy_host_note(file.system)) out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
   }
   out += "</ul>\n</header>\n";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_metadata.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
@@ -97,11 +98,12 @@ std::string render_markdown(const ReportInput& input) {
     const ResultFile& file = input.files[f];
     std::string name = labels[f];
     if (f < input.baseline_files) name += " (baseline)";
-    out += fmt::format("| {} | {} | {} × {} | {} | {} | {} | {} | {} |\n", cell(name),
-                       cell(meta(file, "system", "instance_type")), meta(file, "system", "nodes"),
-                       meta(file, "system", "ranks"), cell(meta(file, "config", "backend")),
-                       cell(fmt::format("{} {}", meta(file, "fabric", "path"), meta(file, "fabric", "generation"))),
-                       cell(meta(file, "software", "nccl")), cell(meta(file, "software", "mpi")), file.run.status);
+    const RunMetadata m(file);
+    const auto ranks = m.ranks();
+    out += fmt::format("| {} | {} | {} × {} | {} | {} | {} | {} | {} |\n", cell(name), cell(m.text("instance_type")),
+                       cell(m.text("nodes")), ranks ? std::to_string(*ranks) : std::string(), cell(m.text("backend")),
+                       cell(fmt::format("{} {}", m.text("fabric_path"), m.text("efa_generation"))),
+                       cell(m.text("nccl")), cell(m.text("mpi")), cell(file.run.status));
   }
   out += "\n";
   for (std::size_t f = 0; f < input.files.size(); ++f) {

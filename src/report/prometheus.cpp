@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/run_metadata.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -83,7 +84,7 @@ std::string render_prometheus(const ReportInput& input) {
   Writer w;
   const auto names = display_labels(input.files);
   auto run_labels = [&](std::size_t f) {
-    return Labels{{"label", names[f]}, {"instance_type", meta(input.files[f], "system", "instance_type")}};
+    return Labels{{"label", names[f]}, {"instance_type", RunMetadata(input.files[f]).text("instance_type")}};
   };
   auto row_labels = [&](std::size_t f, const ResultRow& r) {
     Labels l = run_labels(f);
@@ -107,20 +108,14 @@ std::string render_prometheus(const ReportInput& input) {
   for (std::size_t f = 0; f < input.files.size(); ++f) {
     const ResultFile& file = input.files[f];
     Labels l = run_labels(f);
-    l.insert(l.end(), {{"status", file.run.status},
-                       {"backend", meta(file, "config", "backend")},
-                       {"nodes", meta(file, "system", "nodes")},
-                       {"ranks", meta(file, "system", "ranks")},
-                       {"fabric_path", meta(file, "fabric", "path")},
-                       {"fabric_provider", meta(file, "fabric", "provider")},
-                       {"efa_generation", meta(file, "fabric", "generation")},
-                       {"mpi", meta(file, "software", "mpi")},
-                       {"nccl", meta(file, "software", "nccl")},
-                       {"cuda", meta(file, "software", "cuda")},
-                       {"libfabric", meta(file, "software", "libfabric")},
-                       {"ofi_nccl", meta(file, "software", "ofi_nccl")},
-                       {"version", meta(file, "tool", "version")},
-                       {"git", meta(file, "tool", "git")}});
+    const RunMetadata m(file);
+    const auto ranks = m.ranks();
+    l.insert(l.end(), {{"status", file.run.status}, {"ranks", ranks ? std::to_string(*ranks) : std::string()}});
+    // The metadata keys the table marks as Prometheus labels (core/run_metadata.hpp).
+    for (const auto& key : metadata_keys()) {
+      if ((key.roles & meta_role::prometheus_label) != 0) l.emplace_back(std::string(key.prometheus), m.text(key.name));
+    }
+    l.insert(l.end(), {{"version", meta(file, "tool", "version")}, {"git", meta(file, "tool", "git")}});
     w.sample("ccbench_run_info", l, 1);
   }
   w.family("ccbench_run_finished_timestamp_seconds", "gauge",

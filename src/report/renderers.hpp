@@ -1,7 +1,7 @@
 // `ccbench report` renderers: result files in, one document out. One renderer per file in this folder.
 //
 // Renderers see result files (core/result.hpp) and, when a comparison is overlaid, the verdict in its
-// documented JSON form (DESIGN.md "Verdict", what `ccbench compare --format json` prints). Taking the
+// documented JSON form (docs/verdict-format.md, what `ccbench compare --format json` prints). Taking the
 // contract rather than compare's C++ types keeps the renderers independent of the comparator's insides.
 #pragma once
 
@@ -26,7 +26,7 @@ std::optional<Format> format_for_path(std::string_view path);
 struct ReportInput {
   // In legend order. With a baseline, the baseline comes first.
   std::vector<ResultFile> files;
-  // The verdict object of a comparison (DESIGN.md "Verdict") when one is overlaid.
+  // The verdict object of a comparison (docs/verdict-format.md) when one is overlaid.
   std::optional<nlohmann::json> verdict;
   // With a verdict: the first `baseline_files` files are its baseline side, the rest its candidate.
   std::size_t baseline_files = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the hand-made result files the report tests read (schema_version 1, DESIGN.md).
+"""Writes the hand-made result files the report tests read (schema_version 1, docs/result-format.md).
 
 Deterministic (fixed seed): rerun it and the files do not change. The numbers follow a simple
 latency + size/bandwidth model with log-normal noise, at magnitudes seen on the real instances

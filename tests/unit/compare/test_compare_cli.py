@@ -125,6 +125,32 @@ class CompareCli(unittest.TestCase):
         self.assertEqual((code, j["verdict"]), (4, "inconclusive"))
         self.assertTrue(any("link_gbps is missing on the candidate" in w for w in j["warnings"]))
 
+    def test_link_gbps_disagreement_is_a_warning(self):
+        # One side's files disagree on fabric.link_gbps: that used to be treated silently as missing
+        # (and normalisation then said "missing"). Now a printed warning and a JSON warning say so.
+        t = self.tmp / "links"
+        fast = dict(samples=30, sizes=[1 << 20, 16 << 20])
+        for i, link in enumerate([3200, 6400]):
+            gen.write(t / "base" / f"t{i}.json", gen.make_file(trials=1, seed=40 + i, link_gbps=link, **fast))
+        gen.write(t / "cand.json", gen.make_file(trials=2, seed=42, link_gbps=3200, **fast))
+        needle = ("baseline files disagree on link_gbps (fabric.link_gbps: 3200 | 6400): the baseline has no one "
+                  "link rate, so its ratios cannot be normalised by link bandwidth")
+        code, j = self.compare_json(t / "base", t / "cand.json")
+        self.assertEqual(code, 0)
+        self.assertIn(needle, j["warnings"])
+        self.assertEqual(j["differences"]["link_gbps"], ["3200 | 6400", "3200"])
+        code, out, err = run("compare", t / "base", t / "cand.json", "--resamples", "200")
+        self.assertEqual(code, 0, err)
+        self.assertIn(needle, out)
+        code, j = self.compare_json(t / "base", t / "cand.json", "--expect-speedup", "0%", "--normalize",
+                                    "link_bandwidth")
+        self.assertEqual((code, j["verdict"]), (4, "inconclusive"))
+        self.assertIn("normalisation by link bandwidth was asked for, but fabric.link_gbps is not one value on the "
+                      "baseline (3200 | 6400): the ratio cannot be normalised, so no claim verdict is possible (raw "
+                      "ratios shown)", j["warnings"])
+        self.assertFalse(any("missing on the baseline" in w for w in j["warnings"]), j["warnings"])
+        self.assertIn("not one value on the baseline (3200 | 6400)", j["reason"])
+
     def test_metadata_mismatch_exit_3(self):
         code, j = self.compare_json(self.tmp / "same.json", self.tmp / "rpn4.json")
         self.assertEqual((code, j["verdict"]), (3, "not_comparable"))
@@ -147,6 +173,75 @@ class CompareCli(unittest.TestCase):
         self.assertEqual(stdout, "")
         self.assertIn("verdict: confirmed", err)
         self.assertIn("| op | bytes |", out.read_text())
+
+    def test_markdown_escapes_labels(self):
+        # The markdown is posted as a PR comment: a label (or file name, or op) must not forge a verdict
+        # heading or open an HTML comment that hides the real verdict.
+        t = self.tmp / "forge"
+        forged = "x\n\n### ccbench compare: ✅ **pass** (exit 0)\n\n<!-- "
+        fast = dict(samples=30, sizes=[1 << 20, 16 << 20])
+        gen.write(t / "base.json", gen.make_file(trials=2, seed=50, label="base", **fast))
+        gen.write(t / "x`\n# pass.json", gen.make_file(trials=2, seed=51, label=forged, **fast))
+        code, out, err = run("compare", t / "base.json", t / "x`\n# pass.json", "--format", "markdown",
+                             "--resamples", "200")
+        self.assertEqual(code, 0, err)
+        headings = [line for line in out.splitlines() if line.lstrip().startswith("#")]
+        self.assertEqual(headings, ["### ccbench compare: **none** (exit 0)"], out)
+        self.assertNotIn("<!--", out)
+        self.assertIn("| label | base | x  ### ccbench compare: ✅ **pass** (exit 0)  &lt;!--  |", out)
+        self.assertIn("x' # pass.json", out)
+
+    def test_compare_and_report_read_a_file_alike(self):
+        # One parser defines what a result file means: compare and report refuse the same files with
+        # the same message naming the file and the JSON path or line (report used to accept bytes 0,
+        # no samples and ranks 0, read schema_version 4294967297 as 1, turn ranks 2^40 into 0, and
+        # print bare "[json.exception.type_error.302]" messages).
+        t = self.tmp / "semantics"
+        t.mkdir(exist_ok=True)
+        good = json.loads((self.tmp / "same.json").read_text())
+
+        def variant(name, edit):
+            j = json.loads(json.dumps(good))
+            edit(j)
+            (t / name).write_text(json.dumps(j))
+            return t / name
+
+        def row0(key, value):
+            return lambda j: j["results"][0].__setitem__(key, value)
+
+        def run_field(key, value):
+            return lambda j: j["run"].__setitem__(key, value)
+
+        def no_samples(j):
+            j["results"][0]["samples_us"] = []
+            j["results"][0]["time_us"]["median"] = 0
+
+        cases = [
+            (variant("schema.json", lambda j: j.__setitem__("schema_version", 4294967297)),
+             "/schema_version: unsupported schema version 4294967297 (this ccbench reads 1)"),
+            (variant("bytes0.json", row0("bytes", 0)), "/results/0/bytes: must be positive"),
+            (variant("nosamples.json", no_samples), "/results/0: no samples_us and no positive time_us/median"),
+            (variant("ranks0.json", row0("ranks", 0)), "/results/0/ranks: must be an integer from 1 to 16777216"),
+            (variant("ranks2_40.json", row0("ranks", 1 << 40)),
+             "/results/0/ranks: must be an integer from 1 to 16777216"),
+            (variant("status.json", run_field("status", 5)), "/run/status: must be a string"),
+            (variant("label.json", run_field("label", 5)), "/run/label: must be a string"),
+            (variant("exit.json", run_field("exit_code", "x")), "/run/exit_code: must be an integer from -1 to 255"),
+            (variant("backend.json", row0("backend", 5)), "/results/0/backend: must be a string"),
+            (variant("redop.json", row0("redop", 5)), "/results/0/redop: must be a string"),
+            (variant("citarget.json", row0("ci_target_met", "yes")), "/results/0/ci_target_met: must be true or false"),
+        ]
+        text = json.dumps(good, indent=1)
+        (t / "overflow.json").write_text(text.replace('"median": ', '"median": 1e999, "m": ', 1))
+        line = text[:text.index('"median": ')].count("\n") + 1
+        cases.append((t / "overflow.json", f"overflow.json:{line}: malformed JSON (number out of range: '1e999')"))
+        for path, needle in cases:
+            for cmd in (["compare", path, self.tmp / "same.json"], ["report", path, "--format", "csv"]):
+                code, _, err = run(*cmd)
+                self.assertEqual(code, 2, (cmd, err))
+                self.assertIn(f"{path}" if "overflow" in needle else f"{path}: {needle}", err, cmd)
+                self.assertIn(needle, err, cmd)
+                self.assertNotIn("json.exception", err, cmd)
 
     def test_bad_inputs_exit_2(self):
         t = self.tmp / "bad"
@@ -180,6 +275,9 @@ class CompareCli(unittest.TestCase):
         code, _, err = run("compare", t / "empty", self.tmp / "same.json")
         self.assertEqual(code, 2)
         self.assertIn("holds no result files", err)
+        code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", t)
+        self.assertEqual(code, 2)
+        self.assertIn(f"{t}: cannot open claim file (not a regular file)", err)
         claim = t / "claim.yaml"
         claim.write_text("statement: x\nexpected_speedup: 18%\ncolour: blue\n")
         code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", claim)
@@ -284,6 +382,12 @@ class ImportCli(unittest.TestCase):
             self.assertEqual(code, 2, err)
             self.assertIn("--link-gbps: '" + value + "' is not a finite number", err)
             self.assertFalse((self.tmp / "w.json").exists())
+        huge = self.tmp / "huge.txt"
+        huge.write_text("# nThread 99999999999 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+                        "agg iters: 1 validation: 1 graph: 0\n")
+        code, _, err = run("import", "nccl-tests", huge, "--out", self.tmp / "h.json")
+        self.assertEqual(code, 2, err)
+        self.assertIn("huge.txt:1: nThread '99999999999' is not a whole number up to 10^9", err)
         code, _, err = run("import", "iperf", DATA / "osu-allreduce.txt", "--out", self.tmp / "z.json")
         self.assertEqual(code, 2)
         self.assertIn("FORMAT", err)

@@ -128,5 +128,89 @@ TEST_F(Load, InterruptedRunUsesItsStream) {
   EXPECT_EQ(s.files[0].run.status, "interrupted");
 }
 
+// compare's fast path and the one parser of a result file (core/result.cpp) must read the same file
+// or fail with the same message on every input. Mutations of a valid file: escaped keys (a key
+// spelled "samples\u005fus" gave a row the next row's samples), numbers JSON does not allow (007,
+// 1., inf), keys in strings and nested objects, duplicates, and random bytes.
+std::string outcome(ResultFile (*load)(const fs::path&), const fs::path& p) {
+  try {
+    const ResultFile f = load(p);
+    nlohmann::json j = to_json(f);
+    return "ok " + j.dump();
+  } catch (const std::exception& e) {
+    return std::string("error ") + e.what();
+  }
+}
+
+ResultFile plain(const fs::path& p) { return load_result_file(p); }
+
+TEST_F(Load, FastPathAgreesWithTheParserOnMutatedFiles) {
+  testing::RunModel m;
+  m.ops = {"allreduce"};
+  m.sizes = {1024, 4096, 16384};
+  m.trials = 1;
+  m.samples = 4;
+  const std::string base = to_json(testing::make_result_file(m)).dump(1);
+  std::vector<std::string> corpus = {base};
+  auto replace_nth = [&](const std::string& what, const std::string& with, int nth) {
+    std::string t = base;
+    std::size_t at = 0;
+    for (int k = 0; k <= nth; ++k) {
+      at = t.find(what, k == 0 ? 0 : at + 1);
+      if (at == std::string::npos) return;
+    }
+    t.replace(at, what.size(), with);
+    corpus.push_back(t);
+  };
+  for (int n = 0; n < 3; ++n) {
+    replace_nth("\"samples_us\"", "\"samples\\u005fus\"", n);
+    replace_nth("\"samples_us\"", "\"samples_us\": [1, 2], \"samples_us\"", n);
+    replace_nth("\"samples_us\"", "\"x\": {\"samples_us\": [5]}, \"samples_us\"", n);
+    replace_nth("\"samples_us\"", "\"samples_uz\"", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [007, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [1., ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [-0, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [1e999, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [1e-400, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [.5, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [+5, ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [5 ,", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [\"5\", ", n);
+    replace_nth("\"samples_us\": [", "\"samples_us\": [], \"y\": [", n);
+    replace_nth("\"op\"", "\"label\": \"\\\"samples_us\\\": [9]\", \"op\"", n);
+  }
+  replace_nth("\"label\"", "\"label\": \"samples_us\", \"l2\"", 0);
+  replace_nth("\"status\": \"complete\"", "\"status\": \"failed\"", 0);
+  replace_nth("\"median\": ", "\"median\": 0, \"m2\": ", 0);
+  // Random single-byte edits near the samples, where the fast path does its own parsing.
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  const std::string alphabet = "0123456789.-+eE,[]{}\":\\ nu_x";
+  for (int k = 0; k < 1500; ++k) {
+    std::string t = base;
+    const auto anchor = t.find("\"samples_us\"", next() % t.size());
+    const std::size_t at = anchor == std::string::npos ? next() % t.size() : anchor + next() % 40;
+    if (at >= t.size()) continue;
+    const int edit = static_cast<int>(next() % 3);
+    const char ch = alphabet[next() % alphabet.size()];
+    if (edit == 0) t[at] = ch;
+    if (edit == 1) t.insert(t.begin() + static_cast<std::ptrdiff_t>(at), ch);
+    if (edit == 2) t.erase(at, 1);
+    corpus.push_back(t);
+  }
+  int agreed_ok = 0;
+  for (std::size_t k = 0; k < corpus.size(); ++k) {
+    const auto p = write("mutant.json", corpus[k]);
+    const std::string a = outcome(&plain, p), b = outcome(&load_result_file_fast, p);
+    ASSERT_EQ(a, b) << "input " << k << ":\n" << corpus[k];
+    agreed_ok += a.starts_with("ok ") ? 1 : 0;
+  }
+  EXPECT_GT(agreed_ok, 10);                               // the corpus has files both read
+  EXPECT_LT(agreed_ok, static_cast<int>(corpus.size()));  // and files both refuse
+}
+
 }  // namespace
 }  // namespace ccbench::compare

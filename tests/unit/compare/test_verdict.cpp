@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "compare/compare.hpp"
+#include "compare/render.hpp"
 #include "core/error.hpp"
 #include "generate.hpp"
-#include "report/compare_render.hpp"
 
 namespace ccbench::compare {
 namespace {
@@ -48,7 +48,7 @@ TEST(Verdict, RatioEqualToClaimIsConfirmed) {
     EXPECT_NEAR(r.summary.used().ratio, 1.18, 0.02);
     ASSERT_TRUE(r.summary.used().ci90.has_value());
     EXPECT_EQ(r.rows.size(), 18u);
-    EXPECT_EQ(r.rows[0].unit, "trials");
+    EXPECT_EQ(r.rows[0].unit, Unit::trials);
   }
 }
 
@@ -71,7 +71,7 @@ TEST(Verdict, TooFewTrialsIsInconclusiveWithTrialsNeeded) {
   EXPECT_EQ(exit_code(r.verdict), 4);
   ASSERT_TRUE(r.trials_needed.has_value());
   EXPECT_GE(*r.trials_needed, 5);
-  EXPECT_EQ(r.rows[0].unit, "samples");
+  EXPECT_EQ(r.rows[0].unit, Unit::samples);
   bool warned = false;
   for (const auto& w : r.warnings) warned = warned || w.find("--trials 5") != std::string::npos;
   EXPECT_TRUE(warned);
@@ -144,7 +144,7 @@ TEST(Gate, FiveTrialsStillCatchARegression) {
   const auto r = compare_sides(make_side("baseline", model(1.0, 1, 5)), make_side("candidate", slow), o);
   EXPECT_EQ(r.verdict, Verdict::regression);
   ASSERT_EQ(r.gate_failures.size(), 2u) << r.reason;
-  EXPECT_EQ(r.rows[0].gate_test, "welch_t");
+  EXPECT_EQ(r.rows[0].gate_test, GateTest::welch_t);
 }
 
 // The gate's false-positive rate over A/A pairs of noisy data stays near its alpha. With threshold
@@ -186,7 +186,7 @@ TEST(Normalization, TwiceTheLinkDoesNotConfirmAGenerationClaim) {
   EXPECT_EQ(r.verdict, Verdict::refuted);
   EXPECT_NEAR(r.summary.used().ratio * r.summary.normalization, 1.0, 0.03);
   EXPECT_NEAR(r.summary.used().ratio, 2.0, 0.05);  // raw
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   EXPECT_NEAR(j["summary"]["raw"]["ratio"].get<double>(), 2.0, 0.05);
   EXPECT_NEAR(j["summary"]["normalized"]["ratio"].get<double>(), 1.0, 0.03);
   EXPECT_NEAR(j["summary"]["ratio"].get<double>(), 1.0, 0.03);
@@ -261,7 +261,7 @@ TEST(Match, SizesOnOneSideAreListed) {
   EXPECT_EQ(r.only_in_baseline.size(), 3u);  // 1G of three ops
   EXPECT_TRUE(r.only_in_candidate.empty());
   EXPECT_EQ(r.rows.size(), 15u);
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   EXPECT_EQ(j["only_in_baseline"].size(), 3u);
   EXPECT_EQ(j["only_in_baseline"][0]["bytes"], 1ull << 30);
 }
@@ -269,15 +269,15 @@ TEST(Match, SizesOnOneSideAreListed) {
 TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   const auto b = make_side("baseline", model(1.0, 1)), c = make_side("candidate", model(1.18, 2));
   const auto r = compare_sides(b, c, with_claim(claim_18()));
-  const auto text = report::render_compare_text(r);
+  const auto text = compare::render_compare_text(r);
   EXPECT_NE(text.find("verdict: confirmed (exit 0)"), std::string::npos);
   EXPECT_NE(text.find("geomean over 18 sizes"), std::string::npos);
   EXPECT_NE(text.find("CIs: t intervals on trials (6 vs 6 launches)"), std::string::npos);
   EXPECT_NE(text.find("per-size CIs are across launches"), std::string::npos);
-  const auto md = report::render_compare_markdown(r);
+  const auto md = compare::render_compare_markdown(r);
   EXPECT_NE(md.find("| op | bytes |"), std::string::npos);
   EXPECT_NE(md.find("**confirmed**"), std::string::npos);
-  const auto j = report::compare_to_json(r);
+  const auto j = compare::compare_to_json(r);
   for (const char* key : {"verdict", "exit_code", "claim", "summary", "rows", "differences", "warnings"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -286,7 +286,7 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   EXPECT_EQ(j["rows"][0]["ci"].size(), 2u);
   // Not significant rows show "~".
   const auto aa = compare_sides(b, make_side("candidate", model(1.0, 9)), with_claim(claim_18()));
-  EXPECT_NE(report::render_compare_text(aa).find("~ "), std::string::npos);
+  EXPECT_NE(compare::render_compare_text(aa).find("~ "), std::string::npos);
 }
 
 // One spelling and one exit code per verdict (docs/verdict-format.md): the JSON and text forms

@@ -1,4 +1,6 @@
-// Renderers of a comparison (ccbench compare --format text|markdown|json).
+// Renderers of a comparison (ccbench compare --format text|markdown|json). The JSON form is the
+// verdict object (docs/verdict-format.md); `ccbench report` renders that JSON, never a Comparison,
+// so src/report does not depend on src/compare.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,11 +9,11 @@
 
 #include "compare/compare.hpp"
 
-namespace ccbench::report {
+namespace ccbench::compare {
 
 std::string render_compare_text(const compare::Comparison& c);
 std::string render_compare_markdown(const compare::Comparison& c);
-nlohmann::json compare_to_json(const compare::Comparison& c);  // DESIGN.md's verdict object
+nlohmann::json compare_to_json(const compare::Comparison& c);  // the verdict object, docs/verdict-format.md
 std::string render_compare_json(const compare::Comparison& c);
 
 namespace compare_cells {
@@ -26,4 +28,4 @@ std::string side_line(const compare::SideInfo& s);
 std::string metric_line(const compare::Comparison& c);
 }  // namespace compare_cells
 
-}  // namespace ccbench::report
+}  // namespace ccbench::compare

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compare/render.hpp"
 #include "core/sizes.hpp"
-#include "report/compare_render.hpp"
 
-namespace ccbench::report::compare_cells {
+namespace ccbench::compare::compare_cells {
 
 using compare::Comparison;
 using compare::Metric;
@@ -83,36 +83,30 @@ std::vector<std::string> summary_lines(const Comparison& c) {
   std::vector<std::string> out;
   if (c.rows.empty()) return out;
   const auto& s = c.summary;
-  const double f = s.normalized ? s.normalization : 1.0;
-  auto scaled = [](const std::optional<compare::Interval>& i, double k) -> std::optional<compare::Interval> {
-    if (!i) return std::nullopt;
-    return compare::Interval{i->first * k, i->second * k};
-  };
   const std::string tag = s.normalized ? " (normalised by link bandwidth)" : "";
   out.push_back(fmt::format("geomean over {} sizes: {} 95% CI {} 90% CI {}{}{}", s.sizes,
-                            ratio_cell(s.geomean.ratio * f), interval(scaled(s.geomean.ci95, f)),
-                            interval(scaled(s.geomean.ci90, f)), tag,
+                            ratio_cell(s.geomean_used.ratio), interval(s.geomean_used.ci95),
+                            interval(s.geomean_used.ci90), tag,
                             s.statistic == compare::Statistic::geomean && c.claim ? "  <- claim statistic" : ""));
   out.push_back(fmt::format("max ({}): {} 95% CI {} 90% CI {}{}{}", s.max.at ? compare::format_key(*s.max.at) : "",
-                            ratio_cell(s.max.ratio * f), interval(scaled(s.max.ci95, f)),
-                            interval(scaled(s.max.ci90, f)), tag,
+                            ratio_cell(s.max_used.ratio), interval(s.max_used.ci95), interval(s.max_used.ci90), tag,
                             s.statistic == compare::Statistic::max && c.claim ? "  <- claim statistic" : ""));
   const bool links_differ =
       c.baseline.link_gbps && c.candidate.link_gbps && *c.baseline.link_gbps != *c.candidate.link_gbps;
-  if (links_differ) {
-    const double norm = *c.baseline.link_gbps / *c.candidate.link_gbps;
+  if (links_differ && s.link_normalised) {
     const auto& u = s.used();
     out.push_back(fmt::format("{}: raw {} {} | normalised by link bandwidth ({} -> {} Gbps) {} {}",
                               compare::name(s.statistic), ratio_cell(u.ratio), interval(u.ci95), *c.baseline.link_gbps,
-                              *c.candidate.link_gbps, ratio_cell(u.ratio * norm), interval(scaled(u.ci95, norm))));
+                              *c.candidate.link_gbps, ratio_cell(s.link_normalised->ratio),
+                              interval(s.link_normalised->ci95)));
   }
-  if (s.ci_method == "t") {
+  if (s.ci_method == compare::CiMethod::t) {
     out.push_back(fmt::format(
         "CIs: t intervals on trials ({} vs {} launches); the max's interval holds for all sizes at once and its "
         "estimate is biased upward by noise",
         c.baseline.trials, c.candidate.trials));
   }
-  const bool pooled = std::any_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.unit == "samples"; });
+  const bool pooled = std::any_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.unit == compare::Unit::samples; });
   out.push_back(pooled ? "per-size CIs are the precision inside a launch (pooled samples), not across launches; "
                          "separate launches give an honest interval (scripts/launches.sh)"
                        : "per-size CIs are across launches (trials as the unit)");
@@ -154,4 +148,4 @@ std::string metric_line(const Comparison& c) {
                "~ = not significant (Mann-Whitney p >= 0.05)";
 }
 
-}  // namespace ccbench::report::compare_cells
+}  // namespace ccbench::compare::compare_cells

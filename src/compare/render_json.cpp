@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
-namespace ccbench::report {
+namespace ccbench::compare {
 
 namespace {
 
@@ -30,8 +30,8 @@ json side_json(const compare::SideAtSize& s) {
           {"wrong", s.wrong}};
 }
 
-json statistic_json(const compare::StatisticValue& v, double k) {
-  json j = {{"ratio", v.ratio * k}, {"ci", interval(v.ci95, k)}, {"ci90", interval(v.ci90, k)}};
+json statistic_json(const compare::StatisticValue& v) {
+  json j = {{"ratio", v.ratio}, {"ci", interval(v.ci95)}, {"ci90", interval(v.ci90)}};
   if (v.p_value) j["p_value"] = *v.p_value;
   if (v.at) j["at"] = key_json(*v.at);
   return j;
@@ -74,31 +74,31 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                    {"geomean_regression", c.geomean_regression}};
   }
   const auto& s = c.summary;
-  const double f = s.normalized ? s.normalization : 1.0;
-  const auto& used = s.used();
+  const auto& used = s.used_normalised();
+  const auto& raw = s.used();
   json summary = {{"statistic", compare::name(s.statistic)},
                   {"metric", compare::name(c.metric)},
-                  {"ratio", used.ratio * f},
-                  {"ci", interval(used.ci95, f)},
-                  {"ci90", interval(used.ci90, f)},
+                  {"ratio", used.ratio},
+                  {"ci", interval(used.ci95)},
+                  {"ci90", interval(used.ci90)},
                   {"sizes", s.sizes},
                   {"seed", s.seed},
                   {"resamples", s.resamples},
                   {"normalize", compare::name(c.normalize)},
-                  {"geomean", statistic_json(s.geomean, f)},
-                  {"max", statistic_json(s.max, f)},
+                  {"geomean", statistic_json(s.geomean_used)},
+                  {"max", statistic_json(s.max_used)},
                   {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
                   {"min_trials", c.min_trials},
-                  {"ci_method", s.ci_method}};
+                  {"ci_method", compare::name(s.ci_method)}};
   const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
   if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
   if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {
-    const double norm = links_known ? *c.baseline.link_gbps / *c.candidate.link_gbps : 1.0;
-    summary["raw"] = {{"ratio", used.ratio}, {"ci", interval(used.ci95)}, {"ci90", interval(used.ci90)}};
-    summary["normalized"] = {{"ratio", used.ratio * norm},
-                             {"ci", interval(used.ci95, norm)},
-                             {"ci90", interval(used.ci90, norm)},
-                             {"factor", norm}};
+    summary["raw"] = {{"ratio", raw.ratio}, {"ci", interval(raw.ci95)}, {"ci90", interval(raw.ci90)}};
+    const compare::StatisticValue& n = s.link_normalised ? *s.link_normalised : raw;
+    summary["normalized"] = {{"ratio", n.ratio},
+                             {"ci", interval(n.ci95)},
+                             {"ci90", interval(n.ci90)},
+                             {"factor", s.link_factor.value_or(1.0)}};
   }
   if (c.trials_needed) summary["trials_needed"] = *c.trials_needed;
   out["summary"] = summary;
@@ -112,10 +112,10 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
     row["p_value"] = r.p_value;
     row["p_exact"] = r.mw_exact;
     row["significant"] = r.significant;
-    row["unit"] = r.unit;
+    row["unit"] = compare::name(r.unit);
     if (r.p_holm) {
       row["p_gate"] = r.p_gate;
-      row["gate_test"] = r.gate_test;
+      row["gate_test"] = compare::name(r.gate_test);
       row["p_holm"] = *r.p_holm;
       row["regression"] = r.regression;
     }
@@ -140,4 +140,4 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
 
 std::string render_compare_json(const compare::Comparison& c) { return compare_to_json(c).dump(2) + "\n"; }
 
-}  // namespace ccbench::report
+}  // namespace ccbench::compare

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "report/compare_render.hpp"
+#include "compare/render.hpp"
 
-namespace ccbench::report {
+namespace ccbench::compare {
 
 namespace {
 
@@ -73,4 +73,4 @@ std::string render_compare_text(const compare::Comparison& c) {
   return out;
 }
 
-}  // namespace ccbench::report
+}  // namespace ccbench::compare
