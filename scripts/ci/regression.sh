@@ -4,7 +4,7 @@
 #   scripts/ci/regression.sh NAME [-- ccbench run flags...]
 #
 # NAME picks the reference: results/baselines/NAME (a folder of result files) or
-# results/baselines/NAME.json. Exit codes are compare's (DESIGN.md): 0 pass, 1 regression,
+# results/baselines/NAME.json. Exit codes are compare's (docs/verdict-format.md): 0 pass, 1 regression,
 # 2 usage or parse error, 3 runs not comparable, 4 inconclusive; a failed run exits with run's code
 # (1 data check failed, 2 usage, 3 hang, ...) before any comparison.
 #

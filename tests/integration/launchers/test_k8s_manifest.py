@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """scripts/k8s/ccbench-mpijob.yaml has what a Kubeflow MPIJob v2beta1 on EFA GPU nodes needs.
 
-No cluster runs here, so this checks the structure mpi-operator validates plus the EFA recipe of
-CONTEXT.md section 5: apiVersion/kind, slotsPerWorker 8, a Launcher (1 replica) and Workers,
+No cluster runs here, so this checks the structure mpi-operator validates plus the AWS EFA recipe
+(README, "Kubernetes"): apiVersion/kind, slotsPerWorker 8, a Launcher (1 replica) and Workers,
 GPU/EFA/hugepages resources with requests == limits for the extended resources, /dev/shm as a
 memory emptyDir, and the mpirun command with the EFA environment and -np = workers x slots.
 """

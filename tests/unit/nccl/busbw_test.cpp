@@ -1,5 +1,5 @@
-// busbw factors and layouts as nccl-tests defines them (CONTEXT.md section 6), for the ops the NCCL
-// backend runs.
+// busbw factors and layouts as nccl-tests defines them (nccl-tests doc/PERFORMANCE.md; docs/method.md), for the ops the
+// NCCL backend runs.
 #include <gtest/gtest.h>
 
 #include "core/bandwidth.hpp"
