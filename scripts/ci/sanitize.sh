@@ -22,7 +22,7 @@ built=$(date +%s)
 # Open MPI's own allocations are not ours to report; leaks in our code still are (LSan suppressions
 # would hide them too broadly, so leak checking stays on and MPI is never initialised by these tests).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
 status=0
 # The tests that drive the ccbench executable (and mpirun) run in the main job, not here.
 ctest --test-dir "$build" --output-on-failure --timeout 600 \

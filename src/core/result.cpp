@@ -209,7 +209,14 @@ ResultFile file_from_json(const json& j, const std::string& where) {
     }
   }
   file.run.label = run.value("label", std::string());
-  file.run.exit_code = run.value("exit_code", 0);
+  if (run.contains("exit_code") && !run["exit_code"].is_null()) {
+    // Found by the sanitizer fuzz run: 1e300 went through get<int>() (float-cast-overflow, UB).
+    const json& code = run["exit_code"];
+    if (!code.is_number_integer() || code.get<std::int64_t>() < -255 || code.get<std::int64_t>() > 255) {
+      fail(where, "/run/exit_code", "must be an integer exit code");
+    }
+    file.run.exit_code = code.get<int>();
+  }
   if (run.contains("error") && run["error"].is_string()) file.run.error = run["error"].get<std::string>();
   if (run.contains("peak_rss_bytes") && run["peak_rss_bytes"].is_number_unsigned()) {
     file.run.peak_rss_bytes = run["peak_rss_bytes"].get<std::uint64_t>();
