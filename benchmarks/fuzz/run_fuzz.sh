@@ -14,7 +14,7 @@ fuzz=$root/build-asan/ccbench_fuzz
 [[ -x $fuzz ]] || fuzz=$root/build/ccbench_fuzz
 [[ -x $fuzz ]] || { echo "run_fuzz.sh: no ccbench_fuzz (build the ccbench_fuzz target)" >&2; exit 2; }
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
 echo "run_fuzz.sh: $fuzz for $seconds s, seed $seed"
 start=$(date +%s.%N)
 status=0

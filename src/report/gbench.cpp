@@ -32,7 +32,9 @@ std::string render_gbench(const ReportInput& input) {
         {"date", first.run.started_at},
         {"host_name", host},
         {"executable", command.empty() ? std::string("ccbench") : command},
-        {"num_cpus", first.system.value("ranks", 0)},
+        // Only an integer: a ranks of 1e30 went through get<int>() (UB; found by the sanitizer fuzz run).
+        {"num_cpus",
+         first.system.contains("ranks") && first.system["ranks"].is_number_integer() ? first.system["ranks"] : json(0)},
         {"mhz_per_cpu", 0},
         {"cpu_scaling_enabled", false},
         {"caches", json::array()},

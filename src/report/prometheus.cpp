@@ -54,8 +54,12 @@ double epoch_seconds(const std::string& iso) {
   std::tm tm{};
   double frac = 0;
   int consumed = 0;
-  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                  &tm.tm_sec, &consumed) != 6) {
+  // Field widths keep sscanf from overflowing an int (a fuzzed year of 10^10 became INT_MIN, then
+  // tm_year - 1900 overflowed: found by the sanitizer fuzz run).
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      tm.tm_year < 1 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 ||
+      tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60) {
     return -1;
   }
   if (iso[static_cast<std::size_t>(consumed)] == '.') std::sscanf(iso.c_str() + consumed, "%lf", &frac);

@@ -64,5 +64,14 @@ TEST(LineReader, LinesAcrossBlocksWithAndWithoutFinalNewline) {
   EXPECT_FALSE(e.next(line));
 }
 
+TEST(ResultFileNumbers, ExitCodeOutOfIntRangeIsRefusedNotCast) {
+  // Found by the ASan/UBSan fuzz run (seed 4242): 1e300 reached nlohmann's get<int>().
+  const auto dir = fresh_dir("exit-code");
+  const auto p = write(dir / "r.json", R"({"schema_version": 1, "run": {"exit_code": 1e300}, "results": []})");
+  EXPECT_EQ(error_of([&] { load_result_file(p); }), p.string() + ": /run/exit_code: must be an integer from -1 to 255");
+  const auto q = write(dir / "q.json", R"({"schema_version": 1, "run": {"exit_code": 3}, "results": []})");
+  EXPECT_EQ(load_result_file(q).run.exit_code, 3);
+}
+
 }  // namespace
 }  // namespace ccbench::harden_test
