@@ -12,7 +12,7 @@ build_dir=${BUILD_DIR:-$root/build}
 # report, promtool, Slurm, network namespaces with tc). CUDA and NCCL are not Debian packages: the
 # NCCL backend is built when CUDA_HOME/NCCL_HOME (or /usr/local/cuda) has them.
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ccache
   openmpi-bin libopenmpi-dev
   libfabric-dev libfabric-bin
   nlohmann-json3-dev libfmt-dev libcli11-dev libyaml-cpp-dev
@@ -43,7 +43,13 @@ if ((${#missing[@]})) && [[ -z "${CCBENCH_SKIP_APT:-}" ]]; then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# ccache, with paths taken relative to the checkout, so a second clone (CI's) reuses the objects.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 # shellcheck disable=SC2086
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} ${CMAKE_ARGS:-} >/dev/null
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 echo "setup: built $build_dir/ccbench"

@@ -13,7 +13,10 @@ fuzz_runs=${FUZZ_RUNS:-20000}
 jobs=${JOBS:-$(nproc)}
 [[ $jobs =~ ^[0-9]{1,4}$ ]] || { echo "sanitize.sh: JOBS must be a whole number, got '$jobs'" >&2; exit 2; }
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 start=$(date +%s)
 cmake -S "$root" -B "$build" --preset sanitize -DCCBENCH_FUZZ_RUNS="$fuzz_runs" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target ccbench_core_tests ccbench_compare_tests ccbench_import_tests \
