@@ -169,6 +169,18 @@ std::pair<double, double> max_interval(std::span<const TShift> sizes, double con
   return {lo, hi};
 }
 
+namespace {
+
+// The slope's two-sided t test with `df` degrees of freedom, from the residual sum of squares.
+Trend with_p_value(Trend t, double sse, double df, double sxx) {
+  const double se = std::sqrt(sse / df / sxx);
+  t.p_value = se > 0.0 ? std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0)
+                       : (t.slope == 0.0 ? 1.0 : 0.0);
+  return t;
+}
+
+}  // namespace
+
 std::optional<Trend> linear_trend(std::span<const double> v) {
   const std::size_t n = v.size();
   if (n < 4) return std::nullopt;
@@ -190,14 +202,7 @@ std::optional<Trend> linear_trend(std::span<const double> v) {
     const double r = v[i] - ybar - t.slope * (static_cast<double>(i) - xbar);
     sse += r * r;
   }
-  const double df = static_cast<double>(n) - 2.0;
-  const double se = std::sqrt(sse / df / sxx);
-  if (!(se > 0.0)) {
-    t.p_value = t.slope == 0.0 ? 1.0 : 0.0;
-    return t;
-  }
-  t.p_value = std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0);
-  return t;
+  return with_p_value(t, sse, static_cast<double>(n) - 2.0, sxx);
 }
 
 std::optional<Trend> common_trend(std::span<const double> a, std::span<const double> b) {
@@ -223,14 +228,7 @@ std::optional<Trend> common_trend(std::span<const double> a, std::span<const dou
   t.n = n;
   t.slope = sxy / sxx;
   const double sse = std::max(0.0, syy - t.slope * sxy);
-  const double df = static_cast<double>(n) - static_cast<double>(groups) - 1.0;
-  const double se = std::sqrt(sse / df / sxx);
-  if (!(se > 0.0)) {
-    t.p_value = t.slope == 0.0 ? 1.0 : 0.0;
-    return t;
-  }
-  t.p_value = std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0);
-  return t;
+  return with_p_value(t, sse, static_cast<double>(n) - static_cast<double>(groups) - 1.0, sxx);
 }
 
 }  // namespace ccbench::compare
