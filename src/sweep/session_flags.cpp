@@ -32,8 +32,8 @@ void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, st
   app.add_option("-n,--iters", text.iters, "samples per size, or auto (until --target-ci)")->default_str(text.iters);
   app.add_option("--target-ci", text.target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
       ->default_str(text.target_ci);
-  app.add_option("--max-time-per-size", config.max_time_per_size_s, "-n auto: seconds of sampling per size")
-      ->default_val(config.max_time_per_size_s);
+  app.add_option("--max-time-per-size", text.max_time_per_size, "-n auto: seconds of sampling per size")
+      ->default_str(text.max_time_per_size);
   app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(config.trials);
   app.add_option("-c,--check", text.check, "verify every output element (0|1)")->default_str(text.check);
   app.add_option("--batch", config.batch, fmt::format("{}s per sample (0 = from the warm-up time)", unit))
@@ -59,9 +59,7 @@ void apply_shared_flags(RunConfig& config, const SharedFlagText& text) {
       config.sizes.min_bytes != config.sizes.max_bytes) {
     throw UsageError("-f/--step-factor must be greater than 1 (got " + text.step_factor + ")");
   }
-  if (!std::isfinite(config.max_time_per_size_s)) {
-    throw UsageError("--max-time-per-size: must be a finite number of seconds");
-  }
+  config.max_time_per_size_s = parse_finite(text.max_time_per_size, "--max-time-per-size");
   const double timeout = parse_finite(text.timeout, "-T/--timeout");
   if (timeout < 0 || timeout > kMaxTimeoutS) {
     throw UsageError(fmt::format("-T/--timeout: {} is out of range (0 = no watchdog, up to {:.0f} seconds)",

@@ -28,6 +28,7 @@ struct SharedFlagText {
   std::string target_ci = "0.01";
   std::string check = "1";
   std::string timeout = "300";
+  std::string max_time_per_size = "1";
 };
 
 // Adds the shared flags to `app`, bound to `config` (values parsed by CLI11) and `text` (values

@@ -80,7 +80,7 @@ TEST(RunOptions, OtherNumbersMustBeFinite) {
   EXPECT_EQ(usage_error({"--link-gbps", "inf"}), "--link-gbps: 'inf' is not a finite number");
   EXPECT_EQ(usage_error({"-f", "nan"}), "-f/--step-factor: 'nan' is not a finite number");
   EXPECT_EQ(usage_error({"--target-ci", "nan"}), "--target-ci must be in (0, 1), e.g. 0.01 or 1%");
-  EXPECT_EQ(usage_error({"--max-time-per-size", "inf"}), "--max-time-per-size: must be a finite number of seconds");
+  EXPECT_EQ(usage_error({"--max-time-per-size", "inf"}), "--max-time-per-size: 'inf' is not a finite number");
 }
 
 TEST(RunOptions, HugeSizesParseAndAreLeftToTheMemoryCheck) {
