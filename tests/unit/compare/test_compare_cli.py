@@ -277,7 +277,7 @@ class CompareCli(unittest.TestCase):
         self.assertIn("holds no result files", err)
         code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", t)
         self.assertEqual(code, 2)
-        self.assertIn(f"{t}: cannot open claim file (not a regular file)", err)
+        self.assertIn(f"{t}: is a folder, not a file", err)
         claim = t / "claim.yaml"
         claim.write_text("statement: x\nexpected_speedup: 18%\ncolour: blue\n")
         code, _, err = run("compare", self.tmp / "same.json", self.tmp / "same.json", "--claim", claim)

@@ -79,7 +79,7 @@ TEST(RunOptions, OtherNumbersMustBeFinite) {
   EXPECT_EQ(usage_error({"--link-gbps", "nan"}), "--link-gbps: 'nan' is not a finite number");
   EXPECT_EQ(usage_error({"--link-gbps", "inf"}), "--link-gbps: 'inf' is not a finite number");
   EXPECT_EQ(usage_error({"-f", "nan"}), "-f/--step-factor: 'nan' is not a finite number");
-  EXPECT_EQ(usage_error({"--target-ci", "nan"}), "--target-ci must be in (0, 1), e.g. 0.01 or 1%");
+  EXPECT_EQ(usage_error({"--target-ci", "nan"}), "--target-ci: 'nan' is not a fraction (write 1% or 0.01)");
   EXPECT_EQ(usage_error({"--max-time-per-size", "inf"}), "--max-time-per-size: 'inf' is not a finite number");
 }
 

@@ -125,9 +125,19 @@ TEST(RunSessionDeathTest, HangDuringSetUpIsExitThree) {
   TempDir dir;
   RunConfig config = small_config(dir.path() / "r.json");
   config.timeout_s = 0.5;
-  EXPECT_EXIT(run_session(
-                  config, [](FakeBackend&) { std::this_thread::sleep_for(std::chrono::seconds(30)); }, 0.0),
-              ::testing::ExitedWithCode(3), "before the first measurement");
+  // Not run_session(): it captures stderr, where the death test reads the message.
+  auto hang_in_set_up = [&config] {
+    LocalChannel channel;
+    SessionHooks hooks;
+    hooks.command = "ccbench test";
+    hooks.setup_timeout_floor_s = 0.0;
+    hooks.make_backend = [](ControlChannel&) -> std::unique_ptr<Backend> {
+      std::this_thread::sleep_for(std::chrono::seconds(30));
+      return std::make_unique<FakeBackend>();
+    };
+    RunSession(channel, config, std::move(hooks)).run();
+  };
+  EXPECT_EXIT(hang_in_set_up(), ::testing::ExitedWithCode(3), "ccbench test: rank 0: .*before the first measurement");
   EXPECT_FALSE(fs::exists(dir.path() / "r.json"));
 }
 
