@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "compare/compare.hpp"
@@ -41,15 +42,41 @@ std::string not_comparable_reason(const Comparison& c, const MetadataReport& met
   return fmt::format("{}", fmt::join(why, "; "));
 }
 
+// The largest bias a detected drift can put between the sides' means: when one side's launches all
+// ran before the other's, their mean launch indices are (n_baseline + n_candidate) / 2 apart.
+double drift_bias_factor(const Comparison& c) {
+  double slope = 0;
+  for (const auto* t : {&c.summary.drift, &c.summary.baseline_trend, &c.summary.candidate_trend}) {
+    if (*t && (*t)->detected) slope = std::max(slope, std::abs((*t)->slope_per_launch));
+  }
+  return std::exp(slope * static_cast<double>(c.baseline.trials + c.candidate.trials) / 2.0);
+}
+
 void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataReport& meta, const Normalisation& norm,
                           int min_trials) {
   const auto& s = c.summary.used_normalised();
   const int trials = std::min(c.baseline.trials, c.candidate.trials);
   ClaimDecision d = decide_claim(claim, s.ratio, s.ci90, s.ci95, trials, min_trials);
   if (drift_detected(c.summary) && d.verdict != Verdict::inconclusive) {
-    d.reason = fmt::format("would be {}, but the launches drift (see warnings), which can decide it: {}",
-                           name(d.verdict), d.reason);
-    d.verdict = Verdict::inconclusive;
+    // Inconclusive only where the drift can decide it: the verdict must hold with both intervals
+    // widened by the largest bias the drift can put between the sides.
+    const double bias = drift_bias_factor(c);
+    auto widen = [bias](const std::optional<Interval>& i) -> std::optional<Interval> {
+      if (!i) return i;
+      return Interval{i->first / bias, i->second * bias};
+    };
+    const ClaimDecision widened = decide_claim(claim, s.ratio, widen(s.ci90), widen(s.ci95), trials, min_trials);
+    if (widened.verdict == d.verdict) {
+      d.reason = fmt::format("{} (the launches drift, see warnings, but the verdict holds with the intervals widened by "
+                             "the drift's largest bias between the sides, {:.2f}%)",
+                             d.reason, (bias - 1.0) * 100.0);
+    } else {
+      d.reason = fmt::format(
+          "would be {}, but the launches drift (see warnings) by up to {:.2f}% between the sides, which can decide "
+          "it: {}",
+          name(d.verdict), (bias - 1.0) * 100.0, d.reason);
+      d.verdict = Verdict::inconclusive;
+    }
   }
   if (norm.missing) {
     d.verdict = Verdict::inconclusive;
