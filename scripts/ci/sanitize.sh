@@ -14,7 +14,8 @@ jobs=${JOBS:-$(nproc)}
 [[ $jobs =~ ^[0-9]{1,4}$ ]] || { echo "sanitize.sh: JOBS must be a whole number, got '$jobs'" >&2; exit 2; }
 launcher=()
 if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+  # Relative paths and no working directory in the hash (this build has -g): another clone hits.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=1
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 start=$(date +%s)
