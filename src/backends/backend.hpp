@@ -5,13 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/bandwidth.hpp"
 #include "core/pattern.hpp"
@@ -49,13 +48,18 @@ class ControlChannel;  // sweep/channel.hpp (header-only: the one sweep header b
 // Options that only some backends read (the NCCL path presets, CUDA graphs, the libfabric
 // endpoint); an option a backend does not take is rejected by it (exit 2).
 struct BackendOptions {
-  std::string path;         // nccl: nvlink | efa | all
-  int graph_launches = 0;   // nccl: -G, capture this many ops in a CUDA graph per launch
-  int local_rank = 0;       // rank within the node (GPU selection)
+  std::string path;        // nccl: nvlink | efa | all
+  int graph_launches = 0;  // nccl: -G, capture this many ops in a CUDA graph per launch
+  int local_rank = 0;      // rank within the node (GPU selection)
   int local_size = 1;
   // The control channel between ranks for set-up exchanges (NCCL's unique id, libfabric's
-  // addresses): never MPI directly. Outlives the backend.
+  // addresses): never MPI directly. Outlives the backend. Always the whole job's channel.
   ControlChannel* channel = nullptr;
+  // The backend's communicator: every rank of `channel` (-1), or the ranks that pass the same
+  // color >= 0 (concurrent groups, congestion's measured and congestor sets), ranked in channel
+  // order. Backends split it themselves (MPI_Comm_split, ControlChannel::split for NCCL's id), so
+  // CaseSpec.rank/nranks are then the rank and size within the group.
+  int group_color = -1;
   // libfabric (`ccbench fabric`): provider ("" = default choice), domain, window, memory.
   std::string provider;
   std::string domain;
@@ -113,7 +117,7 @@ struct BackendEntry {
   std::string_view name;
   std::string_view summary;
   std::unique_ptr<Backend> (*create)(const BackendOptions& options);  // null when not built in
-  std::string_view missing_reason;                                     // why it is not built in
+  std::string_view missing_reason;                                    // why it is not built in
 };
 
 const std::vector<BackendEntry>& backend_table();

@@ -30,7 +30,7 @@ std::unique_ptr<Backend> create_mpi(const BackendOptions& options) {
   if (!options.path.empty()) throw UsageError("--path applies to --backend nccl only");
   if (options.graph_launches != 0) throw UsageError("-G/--cudagraph applies to --backend nccl only");
   reject_fabric_options(options, "mpi");
-  return make_world_mpi_backend();
+  return make_world_mpi_backend(options.group_color);
 }
 
 #ifdef CCBENCH_HAVE_LIBFABRIC
@@ -56,8 +56,8 @@ std::unique_ptr<Backend> create_fabric(const BackendOptions& options) {
   ControlChannel& channel = *options.channel;
   const int rank = channel.rank();
   if (channel.size() != 2) {
-    throw AgreedSetupError(
-        "fabric tests run between exactly 2 ranks (mpirun -np 2 ...); got " + std::to_string(channel.size()));
+    throw AgreedSetupError("fabric tests run between exactly 2 ranks (mpirun -np 2 ...); got " +
+                           std::to_string(channel.size()));
   }
 
   // The provider: rank 0 resolves the default so both ranks ask for the same one.
@@ -138,7 +138,8 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
   for (const auto& entry : backend_table()) {
     known += (known.empty() ? "" : ", ") + std::string(entry.name);
     if (entry.name != name) continue;
-    if (entry.create == nullptr) throw UsageError("--backend " + std::string(name) + ": " + std::string(entry.missing_reason));
+    if (entry.create == nullptr)
+      throw UsageError("--backend " + std::string(name) + ": " + std::string(entry.missing_reason));
     return entry.create(options);
   }
   throw UsageError("--backend: unknown backend '" + std::string(name) + "' (known: " + known + ")");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,11 @@ class ControlChannel {
   // Element-wise max (or mean) over ranks of `values`, result on rank 0 only.
   virtual void max_to_root(std::vector<double>& values) = 0;
   virtual void mean_to_root(std::vector<double>& values) = 0;
+
+  // Collective: the ranks that pass the same `color` (>= 0) form a new channel, ranked in this
+  // channel's rank order (concurrent groups, `ccbench congestion`'s measured and congestor sets).
+  // local_rank/local_size stay those of the node, not of the group.
+  virtual std::unique_ptr<ControlChannel> split(int color) = 0;
 
   // Every rank passes its error ("" = ok); all learn whether any failed. The message is combined
   // on rank 0 ("rank 1: ..." for other ranks' distinct messages) and returned on every rank.
@@ -90,6 +96,7 @@ class LocalChannel final : public ControlChannel {
   std::uint64_t sum_all(std::uint64_t value) override { return value; }
   void max_to_root(std::vector<double>&) override {}
   void mean_to_root(std::vector<double>&) override {}
+  std::unique_ptr<ControlChannel> split(int) override { return std::make_unique<LocalChannel>(); }
 
   // Barriers so far (the engine takes one before every sample).
   std::uint64_t barriers() const { return barriers_; }

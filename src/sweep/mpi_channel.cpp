@@ -25,6 +25,33 @@ MpiChannel::MpiChannel(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_free(&local);
 }
 
+MpiChannel::~MpiChannel() {
+  if (owns_comm_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+MpiChannel::MpiChannel(MpiChannel&& other) noexcept
+    : comm_(other.comm_),
+      owns_comm_(other.owns_comm_),
+      rank_(other.rank_),
+      size_(other.size_),
+      local_rank_(other.local_rank_),
+      local_size_(other.local_size_) {
+  other.owns_comm_ = false;
+}
+
+std::unique_ptr<ControlChannel> MpiChannel::split(int color) {
+  MPI_Comm group = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, rank_, &group), "MPI_Comm_split");
+  if (group == MPI_COMM_NULL) throw PeerFailure("MPI_Comm_split: this rank is in no group (color < 0)");
+  MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+  auto channel = std::make_unique<MpiChannel>(group);
+  channel->owns_comm_ = true;
+  // The node is the world's: a group's ranks on one host are not the host's ranks.
+  channel->local_rank_ = local_rank_;
+  channel->local_size_ = local_size_;
+  return channel;
+}
+
 void MpiChannel::check(int rc, const char* what) const {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING] = {};

@@ -16,6 +16,11 @@ class MpiChannel final : public ControlChannel {
   static int finalize(int code);
 
   explicit MpiChannel(MPI_Comm comm);
+  ~MpiChannel() override;
+  MpiChannel(MpiChannel&& other) noexcept;
+  MpiChannel(const MpiChannel&) = delete;
+  MpiChannel& operator=(const MpiChannel&) = delete;
+  MpiChannel& operator=(MpiChannel&&) = delete;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -31,10 +36,12 @@ class MpiChannel final : public ControlChannel {
   std::uint64_t sum_all(std::uint64_t value) override;
   void max_to_root(std::vector<double>& values) override;
   void mean_to_root(std::vector<double>& values) override;
+  std::unique_ptr<ControlChannel> split(int color) override;
 
  private:
   void check(int rc, const char* what) const;
   MPI_Comm comm_;
+  bool owns_comm_ = false;  // a communicator made by split() is freed with its channel
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

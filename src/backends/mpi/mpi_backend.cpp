@@ -1,13 +1,12 @@
 #include "backends/mpi/mpi_backend.hpp"
 
-#include "core/pattern_check.hpp"
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/pattern_check.hpp"
 #include "system/host_info.hpp"
 
 namespace ccbench {
@@ -15,23 +14,35 @@ namespace {
 
 MPI_Datatype mpi_type(DType dtype) {
   switch (dtype) {
-    case DType::int8: return MPI_INT8_T;
-    case DType::uint8: return MPI_UINT8_T;
-    case DType::int32: return MPI_INT32_T;
-    case DType::int64: return MPI_INT64_T;
-    case DType::float32: return MPI_FLOAT;
-    case DType::float64: return MPI_DOUBLE;
-    default: return MPI_DATATYPE_NULL;
+    case DType::int8:
+      return MPI_INT8_T;
+    case DType::uint8:
+      return MPI_UINT8_T;
+    case DType::int32:
+      return MPI_INT32_T;
+    case DType::int64:
+      return MPI_INT64_T;
+    case DType::float32:
+      return MPI_FLOAT;
+    case DType::float64:
+      return MPI_DOUBLE;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op mpi_op(RedOp redop) {
   switch (redop) {
-    case RedOp::sum: return MPI_SUM;
-    case RedOp::prod: return MPI_PROD;
-    case RedOp::min: return MPI_MIN;
-    case RedOp::max: return MPI_MAX;
-    default: return MPI_OP_NULL;
+    case RedOp::sum:
+      return MPI_SUM;
+    case RedOp::prod:
+      return MPI_PROD;
+    case RedOp::min:
+      return MPI_MIN;
+    case RedOp::max:
+      return MPI_MAX;
+    default:
+      return MPI_OP_NULL;
   }
 }
 
@@ -39,12 +50,18 @@ MPI_Op mpi_op(RedOp redop) {
 template <typename F>
 auto with_type(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::int8: return f(static_cast<std::int8_t*>(nullptr));
-    case DType::uint8: return f(static_cast<std::uint8_t*>(nullptr));
-    case DType::int32: return f(static_cast<std::int32_t*>(nullptr));
-    case DType::int64: return f(static_cast<std::int64_t*>(nullptr));
-    case DType::float32: return f(static_cast<float*>(nullptr));
-    default: return f(static_cast<double*>(nullptr));
+    case DType::int8:
+      return f(static_cast<std::int8_t*>(nullptr));
+    case DType::uint8:
+      return f(static_cast<std::uint8_t*>(nullptr));
+    case DType::int32:
+      return f(static_cast<std::int32_t*>(nullptr));
+    case DType::int64:
+      return f(static_cast<std::int64_t*>(nullptr));
+    case DType::float32:
+      return f(static_cast<float*>(nullptr));
+    default:
+      return f(static_cast<double*>(nullptr));
   }
 }
 
@@ -54,7 +71,7 @@ constexpr std::int64_t kPoison = 101;
 // Where a case's input lives and where its result lands, in elements of the backend's buffers.
 struct Placement {
   bool input_in_recv;
-  std::uint64_t input_offset;   // within the buffer holding the input
+  std::uint64_t input_offset;  // within the buffer holding the input
   std::uint64_t input_elements;
   std::uint64_t output_offset;  // within recv
   std::uint64_t output_elements;
@@ -81,9 +98,10 @@ std::string mpi_library_version() {
   return text;
 }
 
-MpiBackend::MpiBackend(MPI_Comm comm) : comm_(comm) {}
+MpiBackend::MpiBackend(MPI_Comm comm, bool owns_comm) : comm_(comm), owns_comm_(owns_comm) {}
 
 MpiBackend::~MpiBackend() {
+  if (owns_comm_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   std::free(send_.data);
   std::free(recv_.data);
 }
@@ -153,7 +171,9 @@ void MpiBackend::launch(const CaseSpec& c) {
   void* recv = recv_.data;
   int rc = MPI_SUCCESS;
   switch (c.op) {
-    case Op::allreduce: rc = MPI_Allreduce(send, recv, count, type, mpi_op(c.redop), comm_); break;
+    case Op::allreduce:
+      rc = MPI_Allreduce(send, recv, count, type, mpi_op(c.redop), comm_);
+      break;
     case Op::allgather:
       rc = c.in_place ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm_)
                       : MPI_Allgather(send, count, type, recv, count, type, comm_);
@@ -162,9 +182,14 @@ void MpiBackend::launch(const CaseSpec& c) {
       rc = c.in_place ? MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm_)
                       : MPI_Alltoall(send, count, type, recv, count, type, comm_);
       break;
-    case Op::reduce_scatter: rc = MPI_Reduce_scatter_block(send, recv, count, type, mpi_op(c.redop), comm_); break;
-    case Op::broadcast: rc = MPI_Bcast(recv, count, type, c.root, comm_); break;
-    default: throw BackendError("the mpi backend cannot run " + std::string(ccbench::name(c.op)));
+    case Op::reduce_scatter:
+      rc = MPI_Reduce_scatter_block(send, recv, count, type, mpi_op(c.redop), comm_);
+      break;
+    case Op::broadcast:
+      rc = MPI_Bcast(recv, count, type, c.root, comm_);
+      break;
+    default:
+      throw BackendError("the mpi backend cannot run " + std::string(ccbench::name(c.op)));
   }
   check(rc, c);
 }
@@ -198,10 +223,17 @@ void MpiBackend::corrupt_output_for_test(const CaseSpec& c) {
   });
 }
 
-nlohmann::json MpiBackend::metadata() const {
-  return {{"mpi", mpi_library_version()}};
-}
+nlohmann::json MpiBackend::metadata() const { return {{"mpi", mpi_library_version()}}; }
 
-std::unique_ptr<Backend> make_world_mpi_backend() { return std::make_unique<MpiBackend>(MPI_COMM_WORLD); }
+std::unique_ptr<Backend> make_world_mpi_backend(int group_color) {
+  if (group_color < 0) return std::make_unique<MpiBackend>(MPI_COMM_WORLD);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm group = MPI_COMM_NULL;
+  const int rc = MPI_Comm_split(MPI_COMM_WORLD, group_color, world_rank, &group);
+  if (rc != MPI_SUCCESS || group == MPI_COMM_NULL) throw PeerFailure("MPI_Comm_split of the backend's group failed");
+  MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+  return std::make_unique<MpiBackend>(group, true);
+}
 
 }  // namespace ccbench

@@ -12,7 +12,8 @@ namespace ccbench {
 
 class MpiBackend final : public Backend {
  public:
-  explicit MpiBackend(MPI_Comm comm);
+  // owns_comm: `comm` was made for this backend (a group) and is freed with it.
+  explicit MpiBackend(MPI_Comm comm, bool owns_comm = false);
   ~MpiBackend() override;
 
   std::string_view name() const override { return "mpi"; }
@@ -37,12 +38,15 @@ class MpiBackend final : public Backend {
   void check(int rc, const CaseSpec& c) const;
 
   MPI_Comm comm_;
+  bool owns_comm_ = false;
   Buffer send_;
   Buffer recv_;
 };
 
-// The MPI backend over MPI_COMM_WORLD (for the registry, which calls no MPI itself).
-std::unique_ptr<Backend> make_world_mpi_backend();
+// The MPI backend over MPI_COMM_WORLD (group_color -1) or over the ranks of the world that pass the
+// same group_color (MPI_Comm_split; collective over the world). For the registry, which calls no
+// MPI itself.
+std::unique_ptr<Backend> make_world_mpi_backend(int group_color = -1);
 
 // The MPI library's own version string (MPI_Get_library_version), first line.
 std::string mpi_library_version();
