@@ -1,9 +1,10 @@
 #!/bin/bash
 # Known answer for the leaf-spine topology (configs/fabrics/emulated-leafspine.yaml: 4 hosts,
-# ccb-h0 ccb-h1 behind leaf 0, ccb-h2 ccb-h3 behind leaf 1, host links and uplinks at 400 Mbit/s),
+# ccb-h0 ccb-h1 behind leaf 0, ccb-h2 ccb-h3 behind leaf 1, host links and uplinks at 200 Mbit/s),
 # with real traffic: 2-rank broadcasts (data flows one way, root -> the other rank) started through
 # `fabric.sh exec -- mpirun`, as a user or `ccbench screen` would.
-#   solo   ccb-h0 -> ccb-h2 alone: the reference of this run (uplink and host links free)
+#   solo   ccb-h0 -> ccb-h2 alone, before and after the others: the reference of this run is the
+#          mean of the two (the machine's load moves a single one by up to 10%)
 #   cross  ccb-h0 -> ccb-h2 and ccb-h1 -> ccb-h3 at once: both cross leaf 0's uplink (up) and
 #          leaf 1's (down), which carry one host link's rate: each flow gets about half of solo
 #   local  ccb-h0 -> ccb-h1 and ccb-h2 -> ccb-h3 at once: each inside its leaf, no shared link:
@@ -15,11 +16,15 @@
 # line naming file and key, nothing created) and the teardown (nothing left).
 source "$(dirname "$0")/common.sh"
 fabric=$ROOT/scripts/emulate/fabric.sh
-size=8M size_bytes=$((8 << 20)) warmup=2 iters=16
-# Bands (ratio of a flow's busbw to solo's busbw in the same run).
-cross_lo=0.35 cross_hi=0.65          # each of two flows sharing an uplink
-cross_sum_lo=0.85 cross_sum_hi=1.15  # the two together: the uplink's rate
-local_lo=0.85 local_hi=1.15          # each of two flows in separate leaves
+size=4M size_bytes=$((4 << 20)) warmup=2 iters=16
+# Bands (ratio of a flow's busbw to solo's busbw in the same run). Measured in 7 runs on the 2-core
+# machine under a load average of 7.6-10.8 (other builds and tests): cross 0.493-0.550 each, sum
+# 1.018-1.075; local 0.910-1.001 each. The bands add a margin for TCP's unfairness between two
+# flows in one queue (0.45/0.58 seen in a 400 Mbit/s trial) and for CPU contention, which slows
+# the local flows (two leaves at full rate at once) more than the cross ones; they never overlap.
+cross_lo=0.40 cross_hi=0.65          # each of two flows sharing an uplink
+cross_sum_lo=0.90 cross_sum_hi=1.15  # the two together: the uplink's rate
+local_lo=0.80 local_hi=1.15          # each of two flows in separate leaves
 
 # --- bad profiles: exit 2, one line naming the file and the key, nothing created.
 bad_profile() {
@@ -50,11 +55,11 @@ for hl in 0:0 1:0 2:1 3:1; do
 done
 for l in 0 1; do
   for port in "$(emu_uplink_leaf_port "$l")" "$(emu_uplink_spine_port "$l")"; do
-    tc -n "$CCB_EMU_BR_NS" qdisc show dev "$port" | grep -q "tbf .* rate 400Mbit" || fail "uplink port $port is not shaped at 400 Mbit/s"
+    tc -n "$CCB_EMU_BR_NS" qdisc show dev "$port" | grep -q "tbf .* rate 200Mbit" || fail "uplink port $port is not shaped at 200 Mbit/s"
   done
 done
 [[ $(emu_leaf_hosts 0) == "ccb-h0 ccb-h1" && $(emu_leaf_hosts 1) == "ccb-h2 ccb-h3" ]] || fail "emu_leaf_hosts: $(emu_leaf_hosts 0) | $(emu_leaf_hosts 1)"
-ok "layout: ccb-h0 ccb-h1 on leaf 0, ccb-h2 ccb-h3 on leaf 1, uplinks shaped at 400 Mbit/s both ways"
+ok "layout: ccb-h0 ccb-h1 on leaf 0, ccb-h2 ccb-h3 on leaf 1, uplinks shaped at 200 Mbit/s both ways"
 
 # --- traffic
 # job NAME ROOT_HOST OTHER_HOST: a 2-rank broadcast from ROOT_HOST to OTHER_HOST.
@@ -82,14 +87,16 @@ p1=$!
 wait $p0 || exit 1
 wait $p1 || exit 1
 read -r up2 down2 < <(uplink_bytes)
+job solo2 ccb-h0 ccb-h2
 
-read -r solo c0 c1 l0 l1 < <(py "
+read -r s1 s2 solo c0 c1 l0 l1 < <(py "
 g = lambda n: json.load(open('$WORK/' + n + '.json'))['results'][0]['busbw_gbps']
-print(*[g(n) for n in ('solo', 'cross0', 'cross1', 'local0', 'local1')])")
+s1, s2 = g('solo'), g('solo2')
+print(s1, s2, (s1 + s2) / 2, *[g(n) for n in ('cross0', 'cross1', 'local0', 'local1')])")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 rc0=$(ratio "$c0" "$solo") rc1=$(ratio "$c1" "$solo") rl0=$(ratio "$l0" "$solo") rl1=$(ratio "$l1" "$solo")
 rsum=$(awk -v a="$rc0" -v b="$rc1" 'BEGIN {printf "%.3f", a + b}')
-echo "measured: solo busbw $solo GB/s; cross/solo $rc0 $rc1 (sum $rsum); local/solo $rl0 $rl1"
+echo "measured: solo busbw $s1 and $s2 GB/s (reference: mean $solo); cross/solo $rc0 $rc1 (sum $rsum); local/solo $rl0 $rl1"
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN {exit !(x >= lo && x <= hi)}'; }
 within "$rc0" $cross_lo $cross_hi && within "$rc1" $cross_lo $cross_hi ||
   fail "flows sharing an uplink got $rc0 and $rc1 of solo, expected each in [$cross_lo, $cross_hi]"
