@@ -86,6 +86,9 @@ std::vector<Observation> observations(const ResultFile& file) {
   for (const auto& row : file.results) {
     const auto op = parse_op(row.op);
     if (!op || row.ranks < 2 || row.bytes == 0) continue;
+    // A row of concurrent groups (--groups) is one group's time beside its neighbours' traffic, not
+    // the time of the job's one communicator that the curve models (docs/model.md).
+    if (row_groups(row) != "none") continue;
     Observation o;
     o.op = *op;
     o.profile = facts.profile;

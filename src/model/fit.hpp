@@ -56,7 +56,8 @@ struct RunFacts {
 };
 RunFacts run_facts(const ResultFile& file);
 
-// Rows of one result file; rows with fewer than 2 ranks or an op ccbench does not know are skipped.
+// Rows of one result file; rows with fewer than 2 ranks, an op ccbench does not know or concurrent
+// groups (--groups) are skipped.
 std::vector<Observation> observations(const ResultFile& file);
 
 struct FitOptions {
