@@ -234,11 +234,13 @@ class PhaseObserver final : public SweepObserver {
   }
 };
 
+int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config, const CongestionOptions& opt,
+               const Layout& layout);
+
 int congestion_main(int argc, char** argv) {
   Watchdog::block_termination_signals();
   system::environment_at_startup();
   MpiChannel world = MpiChannel::init_world(argc, argv);
-  const int rank = world.rank();
   const auto usage = [&](const std::string& message) {
     if (world.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
     return MpiChannel::finalize(exit_code::usage);
@@ -270,6 +272,18 @@ int congestion_main(int argc, char** argv) {
   } catch (const UsageError& e) {
     return usage(e.what());
   }
+  return MpiChannel::finalize(run_phases(world, argc, argv, config, opt, layout));
+}
+
+// Everything after the layout; every channel and backend is made and destroyed in here, before
+// the caller's MPI_Finalize. Returns the exit code.
+int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config, const CongestionOptions& opt,
+               const Layout& layout) {
+  const int rank = world.rank();
+  const auto usage = [&](const std::string& message) {
+    if (world.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
+    return exit_code::usage;
+  };
   const bool measured = layout.is_measured(rank);
 
   // Channels and backends, created collectively on every rank in the same order; agreed errors.
@@ -370,13 +384,20 @@ int congestion_main(int argc, char** argv) {
           if (h.run.label.empty()) h.run.label = "congestion " + pattern + " " + phase_name(congested != 0);
           const std::string path =
               config.json_path.empty() ? "" : phase_path(config.json_path, pattern + "." + phase_name(congested != 0));
-          writers[p][static_cast<std::size_t>(congested)] = std::make_unique<ResultWriter>(h, path);
+          try {
+            writers[p][static_cast<std::size_t>(congested)] = std::make_unique<ResultWriter>(h, path);
+          } catch (const std::exception& e) {
+            throw std::runtime_error(path + ": " + e.what());
+          }
         }
       }
       if (!config.json_path.empty()) {
         const fs::path impact = phase_path(config.json_path, "impact");
-        std::ofstream probe(impact, std::ios::app);
-        if (!probe) throw std::runtime_error("cannot write " + impact.string());
+        // Checked now, written at the end (atomically): a run that fails leaves an old summary as it was.
+        const fs::path dir = impact.has_parent_path() ? impact.parent_path() : fs::path(".");
+        if (fs::is_directory(impact) || ::access(dir.c_str(), W_OK) != 0) {
+          throw std::runtime_error(impact.string() + ": cannot be written");
+        }
       }
     } catch (const std::exception& e) {
       output_error = fmt::format("-J/--json {}: {}", config.json_path, e.what());
@@ -419,7 +440,8 @@ int congestion_main(int argc, char** argv) {
       watchdog.arm(Phase::setup);
       world.barrier();
       std::uint64_t ops = 0;
-      double stop_wait_ms = 0;
+      double stop_wait_ms = 0, measured_ms = 0, op_ms = 0;
+      const auto phase_start = std::chrono::steady_clock::now();
       if (measured) {
         observer.writer = writers.empty() || !world.is_root() ? nullptr : writers[p][phase.congested ? 1 : 0].get();
         current_writer = observer.writer;
@@ -433,6 +455,7 @@ int congestion_main(int argc, char** argv) {
             .run();
         watchdog.arm(Phase::finish);
         const auto done = std::chrono::steady_clock::now();
+        measured_ms = std::chrono::duration<double, std::milli>(done - phase_start).count();
         auto pending = world.start_barrier();
         wait_quietly(*pending);
         stop_wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - done).count();
@@ -443,13 +466,17 @@ int congestion_main(int argc, char** argv) {
         auto pending = world.start_barrier();
         const CaseSpec& c = pattern_cases[p];
         watchdog.set_case(phase.trial, c.op, c.layout.bytes, false);
+        double busy_ms = 0;
         while (true) {
           watchdog.arm(Phase::sample, ops);
+          const auto op_start = std::chrono::steady_clock::now();
           pattern_backends[p]->launch(c);
           pattern_backends[p]->synchronize();
+          busy_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - op_start).count();
           ++ops;
           if (active_channels[p]->max_all(pending->test() ? 1.0 : 0.0) > 0) break;
         }
+        op_ms = busy_ms / static_cast<double>(ops);
         watchdog.arm(Phase::finish);
         pending->wait();
       } else {
@@ -460,9 +487,11 @@ int congestion_main(int argc, char** argv) {
       // The ops the congestors ran in the phase (the largest count of any group's ranks).
       const double group_ops = world.max_all(static_cast<double>(ops));
       stop_wait_ms = world.max_all(stop_wait_ms);
+      measured_ms = world.max_all(measured_ms);
+      op_ms = world.max_all(op_ms);  // the slowest group's mean op time
       watchdog.disarm();
       if (world.is_root()) {
-        std::printf("# trial %d %-8s %-9s %s; congestor ops %.0f, stopped %.1f ms after the measured set\n",
+        std::printf("# trial %d %-8s %-9s %s; congestor ops %.0f (%.1f ms each), stopped %.1f ms after the measured set\n",
                     phase.trial, pattern.c_str(), phase_name(phase.congested).c_str(),
                     [&] {
                       std::string s;
@@ -470,12 +499,14 @@ int congestion_main(int argc, char** argv) {
                       return s;
                     }()
                         .c_str(),
-                    group_ops, stop_wait_ms);
+                    group_ops, op_ms, stop_wait_ms);
         std::fflush(stdout);
         phases_json.push_back({{"trial", phase.trial},
                                {"pattern", pattern},
                                {"phase", phase_name(phase.congested)},
+                               {"measured_ms", measured_ms},
                                {"congestor_ops", group_ops},
+                               {"congestor_op_ms", op_ms},
                                {"stop_wait_ms", stop_wait_ms}});
       }
     }
@@ -563,7 +594,7 @@ int congestion_main(int argc, char** argv) {
   measured_backend.reset();
   active_channels.clear();
   measured_channel.reset();
-  return MpiChannel::finalize(exit);
+  return exit;
 }
 
 const bool registered = register_command({"congestion", measuring_summary("congestion"), &congestion_main});
