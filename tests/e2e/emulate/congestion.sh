@@ -5,7 +5,7 @@
 # allreduce and alltoall cross both measured links). Congestors: 1 and 3 on the measured hosts
 # (incast receivers), 4 and 5 on the others.
 #   alltoall (4 <-> 5) crosses only h2's and h3's links: the bandwidth tests' impact factors stay
-#   within the band [0.9, 1.25] (measured 1.07-1.15, docs/congestion.md);
+#   within the band [0.9, 1.25] (measured 0.99-1.15 over six runs, docs/congestion.md);
 #   incast (4 -> 1 into h0's link, 5 -> 3 into h1's) shares the measured links: factor >= 1.6 with
 #   its 95% interval above 1.25 (measured 2.0-2.7), and --max-impact 1.5 exits 1.
 # Measured ranks run on CPU 0, congestors on CPU 1 (pin_ranks.sh): on this 2-core machine a
