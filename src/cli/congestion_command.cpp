@@ -75,8 +75,7 @@ std::uint64_t bytes_flag(const char* flag, const std::string& text) {
 
 // Returns false when --help was printed. Throws UsageError naming the flag.
 bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& opt, bool print_help) {
-  CLI::App app{"ccbench congestion: congestion impact factor of collectives (launch with mpirun or srun)",
-               kCommand};
+  CLI::App app{"ccbench congestion: congestion impact factor of collectives (launch with mpirun or srun)", kCommand};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
   config.trials = 4;
@@ -324,8 +323,8 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
       }
       for (std::size_t p = 0; p < layout.patterns.size(); ++p) {
         if (active[p]) {
-          pattern_cases[p] = congestor_case(config, *pattern_backends[p], layout.patterns[p], rank, opt.congestor,
-                                            pattern_plans[p]);
+          pattern_cases[p] =
+              congestor_case(config, *pattern_backends[p], layout.patterns[p], rank, opt.congestor, pattern_plans[p]);
         }
       }
     } catch (const std::exception& e) {
@@ -411,7 +410,8 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     if (rank == 0) {
       for (auto& pair : writers) {
         for (auto& w : pair) {
-          if (w && w.get() != current_writer && w->result_count() > 0) w->finish("incomplete", event.exit_code, event.message, false);
+          if (w && w.get() != current_writer && w->result_count() > 0)
+            w->finish("incomplete", event.exit_code, event.message, false);
         }
       }
     }
@@ -491,15 +491,16 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
       op_ms = world.max_all(op_ms);  // the slowest group's mean op time
       watchdog.disarm();
       if (world.is_root()) {
-        std::printf("# trial %d %-8s %-9s %s; congestor ops %.0f (%.1f ms each), stopped %.1f ms after the measured set\n",
-                    phase.trial, pattern.c_str(), phase_name(phase.congested).c_str(),
-                    [&] {
-                      std::string s;
-                      for (const auto& l : observer.line) s += (s.empty() ? "" : ", ") + l;
-                      return s;
-                    }()
-                        .c_str(),
-                    group_ops, op_ms, stop_wait_ms);
+        std::printf(
+            "# trial %d %-8s %-9s %s; congestor ops %.0f (%.1f ms each), stopped %.1f ms after the measured set\n",
+            phase.trial, pattern.c_str(), phase_name(phase.congested).c_str(),
+            [&] {
+              std::string s;
+              for (const auto& l : observer.line) s += (s.empty() ? "" : ", ") + l;
+              return s;
+            }()
+                .c_str(),
+            group_ops, op_ms, stop_wait_ms);
         std::fflush(stdout);
         phases_json.push_back({{"trial", phase.trial},
                                {"pattern", pattern},
@@ -528,20 +529,25 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
       exit = wrong ? exit_code::data_check_failed : (gate ? gate->exit_code : exit_code::ok);
       for (auto& pair : writers) {
         for (auto& w : pair) {
-          w->finish("complete", exit,
-                    wrong ? std::optional<std::string>(fmt::format("data check failed: {} wrong elements", observer.wrong))
-                          : std::nullopt);
+          w->finish(
+              "complete", exit,
+              wrong ? std::optional<std::string>(fmt::format("data check failed: {} wrong elements", observer.wrong))
+                    : std::nullopt);
         }
       }
       if (gate) {
         std::printf("# gate --max-impact %g: %s: %s (exit %d)\n", *opt.max_impact_value,
                     std::string(name(gate->verdict)).c_str(), gate->reason.c_str(), gate->exit_code);
       }
-      std::printf("# impact = congested / isolated per trial pair, geometric mean over %d trials; 95%% CI: paired t "
-                  "on the log ratios (docs/method.md)\n",
-                  config.trials);
+      std::printf(
+          "# impact = congested / isolated per trial pair, geometric mean over %d trials; 95%% CI: paired t "
+          "on the log ratios (docs/method.md)\n",
+          config.trials);
       if (!config.json_path.empty()) {
-        nlohmann::json summary = {{"tool", {{"name", "ccbench"}, {"version", std::string(system::tool_version())}, {"git", std::string(system::tool_git_commit())}}},
+        nlohmann::json summary = {{"tool",
+                                   {{"name", "ccbench"},
+                                    {"version", std::string(system::tool_version())},
+                                    {"git", std::string(system::tool_git_commit())}}},
                                   {"command", header.run.command},
                                   {"layout", header.system.value("ranks_in_job", 0)},
                                   {"trials", config.trials},
@@ -577,14 +583,15 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
                     writers[0][0]->path().string().c_str(), writers[0][1]->path().string().c_str(),
                     path.string().c_str());
       }
-      if (wrong) std::fprintf(stderr, "%s: data check failed: %llu wrong elements\n", kCommand,
-                              static_cast<unsigned long long>(observer.wrong));
+      if (wrong)
+        std::fprintf(stderr, "%s: data check failed: %llu wrong elements\n", kCommand,
+                     static_cast<unsigned long long>(observer.wrong));
       std::fflush(stdout);
     }
     exit = world.broadcast(exit);
   } catch (const PeerFailure& e) {
-    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, current_writer,
-            peers, current_backend);
+    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, current_writer, peers,
+            current_backend);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: rank %d: %s during %s\n", kCommand, rank, e.what(), watchdog.describe().c_str());
     std::fflush(stdout);

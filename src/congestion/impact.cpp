@@ -97,9 +97,12 @@ ImpactRow impact_row(const std::string& op, std::uint64_t bytes, const std::stri
 
 std::string_view name(GateVerdict v) {
   switch (v) {
-    case GateVerdict::pass: return "pass";
-    case GateVerdict::above: return "above";
-    case GateVerdict::undecidable: return "undecidable";
+    case GateVerdict::pass:
+      return "pass";
+    case GateVerdict::above:
+      return "above";
+    case GateVerdict::undecidable:
+      return "undecidable";
   }
   return "?";
 }
@@ -129,25 +132,30 @@ GateResult apply_gate(std::vector<ImpactRow>& rows, double max_impact, double al
     above += tested[i]->above ? 1 : 0;
   }
   for (const Factor* f : factors) {
-    if (!f->shift) ++untested;
-    else if (!f->above && f->estimate > max_impact) ++unshown;
+    if (!f->shift)
+      ++untested;
+    else if (!f->above && f->estimate > max_impact)
+      ++unshown;
   }
   GateResult g;
   if (above > 0) {
     g.verdict = GateVerdict::above;
     g.exit_code = 1;
-    g.reason = fmt::format("{} impact factor{} shown above {:g} (one-sided paired t on trials, Holm over {} factors, "
-                           "alpha {:g})",
-                           above, above == 1 ? "" : "s", max_impact, factors.size(), alpha);
+    g.reason = fmt::format(
+        "{} impact factor{} shown above {:g} (one-sided paired t on trials, Holm over {} factors, "
+        "alpha {:g})",
+        above, above == 1 ? "" : "s", max_impact, factors.size(), alpha);
   } else if (untested > 0 || unshown > 0) {
     g.verdict = GateVerdict::undecidable;
     g.exit_code = 4;
-    g.reason = untested > 0 ? fmt::format("{} impact factor{} from fewer than 2 trials (no interval); run --trials 2 "
-                                          "or more",
-                                          untested, untested == 1 ? "" : "s")
-                            : fmt::format("{} impact factor{} above {:g} without the trials showing it; run more "
-                                          "--trials",
-                                          unshown, unshown == 1 ? "" : "s", max_impact);
+    g.reason = untested > 0 ? fmt::format(
+                                  "{} impact factor{} from fewer than 2 trials (no interval); run --trials 2 "
+                                  "or more",
+                                  untested, untested == 1 ? "" : "s")
+                            : fmt::format(
+                                  "{} impact factor{} above {:g} without the trials showing it; run more "
+                                  "--trials",
+                                  unshown, unshown == 1 ? "" : "s", max_impact);
   } else {
     g.reason = fmt::format("every impact factor is at most {:g}", max_impact);
   }
@@ -155,9 +163,9 @@ GateResult apply_gate(std::vector<ImpactRow>& rows, double max_impact, double al
 }
 
 std::string render_table(const std::vector<ImpactRow>& rows) {
-  std::string out = fmt::format("{:<18} {:<9} {:>21} {:>21} {:>28} {:>28}\n", "# test", "pattern",
-                                "isolated median/p99", "congested median/p99", "impact median [95% CI]",
-                                "impact p99 [95% CI]");
+  std::string out =
+      fmt::format("{:<18} {:<9} {:>21} {:>21} {:>28} {:>28}\n", "# test", "pattern", "isolated median/p99",
+                  "congested median/p99", "impact median [95% CI]", "impact p99 [95% CI]");
   out += fmt::format("{:<18} {:<9} {:>21} {:>21} {:>28} {:>28}\n", "#", "", "(us)", "(us)", "(congested/isolated)",
                      "(congested/isolated)");
   for (const auto& r : rows) {
@@ -191,7 +199,8 @@ nlohmann::json to_json(const ImpactRow& r) {
           {"op", r.op},
           {"bytes", r.bytes},
           {"pattern", r.pattern},
-          {"isolated", {{"median_us", r.isolated_median_us}, {"p99_us", r.isolated_p99_us}, {"samples", r.isolated_samples}}},
+          {"isolated",
+           {{"median_us", r.isolated_median_us}, {"p99_us", r.isolated_p99_us}, {"samples", r.isolated_samples}}},
           {"congested",
            {{"median_us", r.congested_median_us}, {"p99_us", r.congested_p99_us}, {"samples", r.congested_samples}}},
           {"impact_median", to_json(r.median)},

@@ -10,12 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "compare/trial_stats.hpp"
 
@@ -29,9 +28,9 @@ struct TrialPair {
 };
 
 struct Factor {
-  double estimate = 0;                               // congested / isolated
-  std::optional<std::pair<double, double>> ci95;     // none with fewer than 2 trials
-  std::optional<compare::TShift> shift;              // log space: estimate, se, df (n - 1)
+  double estimate = 0;                            // congested / isolated
+  std::optional<std::pair<double, double>> ci95;  // none with fewer than 2 trials
+  std::optional<compare::TShift> shift;           // log space: estimate, se, df (n - 1)
   int trials = 0;
   std::optional<double> p_gate;  // one-sided p of H0 "factor <= --max-impact"
   std::optional<double> p_holm;  // Holm-adjusted over every factor of the run

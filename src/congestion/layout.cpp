@@ -25,8 +25,8 @@ std::vector<std::string> split_commas(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const auto comma = text.find(',', start);
-    out.push_back(trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
-                                                                                        : comma - start)));
+    out.push_back(
+        trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -60,9 +60,12 @@ std::string ranks_text(const std::vector<int>& ranks) {
 
 std::string_view name(Pattern p) {
   switch (p) {
-    case Pattern::alltoall: return "alltoall";
-    case Pattern::incast: return "incast";
-    case Pattern::bcast: return "bcast";
+    case Pattern::alltoall:
+      return "alltoall";
+    case Pattern::incast:
+      return "incast";
+    case Pattern::bcast:
+      return "bcast";
   }
   return "?";
 }
@@ -137,11 +140,12 @@ Layout make_layout(const std::vector<int>& host_of_rank, const LayoutOptions& op
   const int hosts = layout.hosts;
   if (options.patterns.empty()) throw UsageError("--congestors: no pattern given (expected alltoall, incast or bcast)");
   if (options.measured_per_host < 0) {
-    throw UsageError(fmt::format("--measured-per-host: must be 0 (every rank) or more, got {}",
-                                 options.measured_per_host));
+    throw UsageError(
+        fmt::format("--measured-per-host: must be 0 (every rank) or more, got {}", options.measured_per_host));
   }
   std::vector<std::vector<int>> ranks_of_host(static_cast<std::size_t>(hosts));
-  for (int r = 0; r < ranks; ++r) ranks_of_host[static_cast<std::size_t>(host_of_rank[static_cast<std::size_t>(r)])].push_back(r);
+  for (int r = 0; r < ranks; ++r)
+    ranks_of_host[static_cast<std::size_t>(host_of_rank[static_cast<std::size_t>(r)])].push_back(r);
 
   std::string flag;
   if (options.measured_ranks) {
@@ -194,7 +198,7 @@ Layout make_layout(const std::vector<int>& host_of_rank, const LayoutOptions& op
   for (int r = 0; r < ranks; ++r) {
     if (layout.is_measured(r)) continue;
     (measured_hosts.count(host_of_rank[static_cast<std::size_t>(r)]) ? layout.local_congestors
-                                                                    : layout.remote_congestors)
+                                                                     : layout.remote_congestors)
         .push_back(r);
   }
 
@@ -206,10 +210,10 @@ Layout make_layout(const std::vector<int>& host_of_rank, const LayoutOptions& op
     const auto& remote = layout.remote_congestors;
     if (p == Pattern::alltoall || p == Pattern::bcast) {
       if (remote.size() < 2) {
-        throw UsageError(fmt::format(
-            "--congestors {}: needs at least 2 congestor ranks on hosts without measured ranks, got {} ({} "
-            "measured ranks on {} of {} hosts)",
-            name(p), remote.size(), layout.measured.size(), measured_hosts.size(), hosts));
+        throw UsageError(
+            fmt::format("--congestors {}: needs at least 2 congestor ranks on hosts without measured ranks, got {} ({} "
+                        "measured ranks on {} of {} hosts)",
+                        name(p), remote.size(), layout.measured.size(), measured_hosts.size(), hosts));
       }
       roles.groups.push_back(remote);
       roles.roots.push_back(p == Pattern::bcast ? remote.front() : -1);

@@ -27,8 +27,8 @@ inline constexpr int kIdleColor = 1;
 inline constexpr int kFirstActiveColor = 2;
 
 struct LayoutOptions {
-  std::optional<int> measured_hosts;        // --measured-hosts N
-  int measured_per_host = 0;                // --measured-per-host K (0 = every rank of a measured host)
+  std::optional<int> measured_hosts;               // --measured-hosts N
+  int measured_per_host = 0;                       // --measured-per-host K (0 = every rank of a measured host)
   std::optional<std::vector<int>> measured_ranks;  // --measured-ranks LIST
   std::vector<Pattern> patterns;
 };

@@ -10,7 +10,10 @@ import subprocess
 import tempfile
 import unittest
 
+import jsonschema
+
 CCBENCH = os.environ.get("CCBENCH", "build/ccbench")
+SOURCE = os.environ.get("CCBENCH_SOURCE", ".")
 MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none"]
 PREFIX = "ccbench congestion: "
 
@@ -98,6 +101,8 @@ class Run(unittest.TestCase):
                           for p in ["alltoall", "incast", "bcast"]])
 
     def test_result_files(self):
+        with open(os.path.join(SOURCE, "configs", "schema", "result.schema.json")) as f:
+            self.schema = json.load(f)
         files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(self.dir, "c.*.json")))
         self.assertEqual(files, ["c.alltoall.congested.json", "c.alltoall.isolated.json", "c.bcast.congested.json",
                                  "c.bcast.isolated.json", "c.impact.json", "c.incast.congested.json",
@@ -106,6 +111,7 @@ class Run(unittest.TestCase):
             for phase in ["isolated", "congested"]:
                 with open(os.path.join(self.dir, f"c.{pattern}.{phase}.json")) as f:
                     d = json.load(f)
+                jsonschema.validate(d, self.schema)  # schema 1: the new fields are optional additions
                 self.assertEqual(d["schema_version"], 1)
                 self.assertEqual(d["run"]["status"], "complete")
                 self.assertEqual(d["run"]["exit_code"], 0)

@@ -1,8 +1,8 @@
+#include "congestion/impact.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "congestion/impact.hpp"
 
 namespace ccbench::congestion {
 namespace {

@@ -1,6 +1,7 @@
+#include "congestion/layout.hpp"
+
 #include <gtest/gtest.h>
 
-#include "congestion/layout.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::congestion {

@@ -1,13 +1,14 @@
-#include <gtest/gtest.h>
-
 #include "congestion/phases.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ccbench::congestion {
 namespace {
 
 std::string order(const std::vector<PhaseSpec>& plan) {
   std::string s;
-  for (const auto& p : plan) s += std::to_string(p.trial) + "p" + std::to_string(p.pattern) + (p.congested ? "C " : "I ");
+  for (const auto& p : plan)
+    s += std::to_string(p.trial) + "p" + std::to_string(p.pattern) + (p.congested ? "C " : "I ");
   return s;
 }
 
