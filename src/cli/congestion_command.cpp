@@ -84,9 +84,13 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   shared.max_time_per_size = "0.5";
   add_shared_flags(app, config, shared, "collective");
   // The measured tests have their own sizes; the sweep's size flags do not apply.
-  for (const char* flag : {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes"}) {
+  // (and there is no per-size progress line).
+  for (const char* flag : {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress"}) {
     app.remove_option(app.get_option(flag));
   }
+  app.get_option("--trials")->description("trials: pairs of phases (isolated, congested) per pattern, interleaved");
+  app.get_option("--json")->description(
+      "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
   std::string measured_hosts, measured_ranks;
   app.add_option("--backend", config.backend, "mpi (the only backend with group communicators here)")
       ->default_val(config.backend);
@@ -480,7 +484,9 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
         watchdog.arm(Phase::finish);
         pending->wait();
       } else {
-        watchdog.arm(Phase::finish);
+        // Idle until the measured set is done: a phase has no -T bound (it is several tests), and a
+        // measured rank that hangs is caught by its own watchdog, which ends the job.
+        watchdog.disarm();
         auto pending = world.start_barrier();
         wait_quietly(*pending);
       }
