@@ -17,6 +17,7 @@ format=text
 compare_args=()
 run_args=()
 baseline_result=""
+alternate=0
 # Open MPI's default allreduce on 2 ranks exchanges both directions at once; on a loaded machine
 # the two directions overlap in some iterations and serialise in others, a bimodal time (S/R or
 # 2S/R) that hides the link rate. Pinning the reduce+broadcast algorithm makes every byte cross
@@ -49,8 +50,13 @@ options:
   --sweep FILE           ccbench run --config file (default configs/sweeps/emulated-migration.yaml)
   --hosts N              emulated hosts (default $hosts)
   --ranks-per-host K     (default $ranks_per_host)
-  --baseline-result FILE reuse a baseline result file instead of running the baseline sweep
-  --out DIR              where baseline.json, candidate.json, verdict.json go
+  --baseline-result FILE reuse a baseline result file (or, with --alternate, folder) instead of
+                         running the baseline sweep
+  --alternate N          N launches of one trial per side, alternating baseline and candidate
+                         (B C B C ...), into baseline/ and candidate/ folders that compare reads:
+                         a load or drift of the machine then falls on both sides alike
+                         (docs/compare.md, "Get trials by separate launches")
+  --out DIR              where baseline.json, candidate.json (or the folders), verdict.json go
                          (default results/local/emulate-<time>)
   --format text|json|markdown   how the verdict is printed (default text; verdict.json is always written)
 environment: CCBENCH=path of the ccbench binary (default build/ccbench)
@@ -63,6 +69,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --baseline) baseline=$2; shift 2 ;;
     --baseline-result) baseline_result=$2; shift 2 ;;
+    --alternate) alternate=$2; shift 2 ;;
     --candidate) candidate=$2; shift 2 ;;
     --claim) claim=$2; shift 2 ;;
     --expect-speedup) compare_args+=(--expect-speedup "$2"); claim=""; shift 2 ;;
@@ -83,7 +90,9 @@ done
   { echo "migrate.sh: --hosts must be a whole number 1..64, got '$hosts'" >&2; exit 2; }
 [[ $ranks_per_host =~ ^[0-9]{1,4}$ ]] && ((10#$ranks_per_host >= 1 && 10#$ranks_per_host <= 1024)) ||
   { echo "migrate.sh: --ranks-per-host must be a whole number 1..1024, got '$ranks_per_host'" >&2; exit 2; }
-hosts=$((10#$hosts)) ranks_per_host=$((10#$ranks_per_host))
+[[ $alternate =~ ^[0-9]{1,3}$ ]] && ((10#$alternate <= 100)) ||
+  { echo "migrate.sh: --alternate must be a whole number 0..100 (launches per side), got '$alternate'" >&2; exit 2; }
+hosts=$((10#$hosts)) ranks_per_host=$((10#$ranks_per_host)) alternate=$((10#$alternate))
 
 ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench}
 [[ -x $ccbench ]] || { echo "migrate.sh: no ccbench binary at $ccbench (build it, or set CCBENCH=path)" >&2; exit 2; }
@@ -113,42 +122,62 @@ cat <<EOF
    results:   $out
 EOF
 
-# One fabric's sweep; its full output (ccbench's tables, mpirun's messages) goes to $out/SIDE.log,
-# the console gets the summary lines.
+# One launch of one fabric's sweep into $out/RESULT.json; its full output (ccbench's tables, mpirun's
+# messages) goes to $out/RESULT.log, the console gets the summary lines.
 run_side() {
-  local side=$1 profile=$2 rc=0
+  local side=$1 profile=$2 result=$3 rc=0
+  shift 3
   echo
-  echo "== $side: $(emu_profile "$profile" name), $(emu_profile "$profile" rate) per link (log: $out/$side.log)"
+  echo "== $side: $(emu_profile "$profile" name), $(emu_profile "$profile" rate) per link (log: $out/$result.log)"
   "$here/fabric.sh" run --hosts "$hosts" --ranks-per-host "$ranks_per_host" --profile "$profile" -- \
-    --config "$sweep" --progress never -J "$out/$side.json" "${run_args[@]}" >"$out/$side.log" 2>&1 || rc=$?
-  grep -E '^# [0-9]+ results|^emulate:   ' "$out/$side.log" | sed -e 's/^# /   /' -e 's/^emulate:   /   link bytes /' || true
+    --config "$sweep" --progress never -J "$out/$result.json" "${run_args[@]}" "$@" >"$out/$result.log" 2>&1 || rc=$?
+  grep -E '^# [0-9]+ results|^emulate:   ' "$out/$result.log" | sed -e 's/^# /   /' -e 's/^emulate:   /   link bytes /' || true
   if [[ $rc -ne 0 ]]; then
-    tail -n 20 "$out/$side.log" >&2
-    echo "migrate.sh: the $side sweep failed (exit $rc); partial results in $out/$side.json(l), log $out/$side.log" >&2
+    tail -n 20 "$out/$result.log" >&2
+    echo "migrate.sh: the $side sweep failed (exit $rc); partial results in $out/$result.json(l), log $out/$result.log" >&2
     exit "$rc"
   fi
 }
-if [[ -n $baseline_result ]]; then
-  [[ -f $baseline_result ]] || { echo "migrate.sh: no baseline result $baseline_result" >&2; exit 2; }
-  [[ $(realpath "$baseline_result") == $(realpath -m "$out/baseline.json") ]] || cp "$baseline_result" "$out/baseline.json"
-  echo
-  echo "== baseline: reusing $baseline_result"
+if ((alternate > 0)); then
+  base_arg=$out/baseline cand_arg=$out/candidate
+  mkdir -p "$cand_arg"
+  if [[ -n $baseline_result ]]; then
+    [[ -d $baseline_result ]] || { echo "migrate.sh: --alternate reuses a baseline folder; $baseline_result is not one" >&2; exit 2; }
+    [[ $(realpath "$baseline_result") == $(realpath -m "$base_arg") ]] || { rm -rf "$base_arg"; cp -r "$baseline_result" "$base_arg"; }
+    echo
+    echo "== baseline: reusing $baseline_result"
+  else
+    mkdir -p "$base_arg"
+  fi
+  for ((i = 1; i <= alternate; i++)); do
+    n=$(printf '%03d' "$i")
+    [[ -n $baseline_result ]] || run_side baseline "$base_file" "baseline/launch-$n" --trials 1
+    run_side candidate "$cand_file" "candidate/launch-$n" --trials 1
+  done
 else
-  run_side baseline "$base_file"
+  base_arg=$out/baseline.json cand_arg=$out/candidate.json
+  if [[ -n $baseline_result ]]; then
+    [[ -f $baseline_result ]] || { echo "migrate.sh: no baseline result $baseline_result" >&2; exit 2; }
+    [[ $(realpath "$baseline_result") == $(realpath -m "$base_arg") ]] || cp "$baseline_result" "$base_arg"
+    echo
+    echo "== baseline: reusing $baseline_result"
+  else
+    run_side baseline "$base_file" baseline
+  fi
+  run_side candidate "$cand_file" candidate
 fi
-run_side candidate "$cand_file"
 
 echo
 echo "== verdict"
 rc=0
-"$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" \
   --format json --out "$out/verdict.json" >/dev/null || rc=$?
 if [[ $rc -eq 2 ]]; then
   echo "migrate.sh: ccbench compare failed (exit 2)" >&2
-  "$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" || true
+  "$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" || true
   exit 2
 fi
-"$ccbench" compare "$out/baseline.json" "$out/candidate.json" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" \
   --format "$format" || true
 echo
 echo "verdict file: $out/verdict.json (exit code $rc)"

@@ -102,6 +102,13 @@ int compare_main(int argc, char** argv) {
     std::fprintf(stderr, "ccbench compare: %s\n", e.what());
     return exit_code::usage;
   }
+  // Accepted so that old command lines keep working, but said: a flag that silently does nothing
+  // would let a user believe the intervals are bootstrap ones of that many resamples.
+  if (app.count("--seed") + app.count("--resamples") > 0) {
+    std::fprintf(stderr,
+                 "ccbench compare: note: --seed and --resamples are ignored (intervals are t intervals on trials, "
+                 "no resampling)\n");
+  }
   try {
     CompareOptions o;
     o.baseline = split_inputs(base);

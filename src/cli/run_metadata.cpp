@@ -17,8 +17,8 @@
 
 namespace ccbench::cli {
 
-ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const Backend& backend,
-                        const Plan& plan, int argc, char** argv) {
+ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const Backend& backend, const Plan& plan,
+                        int argc, char** argv) {
   const system::HostInfo local = system::read_host_info();
   const auto hosts_json = channel.gather_to_root(system::to_json(local).dump());
   ResultFile file;
@@ -48,11 +48,12 @@ ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const 
   file.run.command.assign(argv, argv + argc);
   if (!file.run.command.empty()) file.run.command[0] = "ccbench run";
   file.run.label = config.label;
-  file.system = {{"instance_type", instance_type},
-                 {"nodes", nodes},
-                 {"ranks", channel.size()},
-                 {"ranks_per_node", ranks_per_node},
-                 {"hosts", hosts}};
+  file.system = nlohmann::json::object();
+  record_topology(file, {.ranks = channel.size(),
+                         .nodes = nodes,
+                         .ranks_per_node = ranks_per_node,
+                         .instance_type = instance_type,
+                         .hosts = hosts});
   if (profile) {
     file.system["instance_profile"] = {{"gpus", profile->gpus},
                                        {"gpu", profile->gpu},
@@ -83,8 +84,8 @@ ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const 
   }
   // The profile's EFA rate describes the EFA path only: a run over shm or NVLink records no link
   // rate unless --link-gbps says one.
-  fabric.link_gbps = link_gbps_for_path(
-      path, config.link_gbps, profile ? std::optional<double>(profile->efa_gbps) : std::optional<double>());
+  fabric.link_gbps = link_gbps_for_path(path, config.link_gbps,
+                                        profile ? std::optional<double>(profile->efa_gbps) : std::optional<double>());
   record_fabric(file, fabric);
   backend_meta.erase("fabric");
 

@@ -208,6 +208,15 @@ void record_fabric(ResultFile& file, const FabricRecord& f) {
   file.fabric["link_gbps"] = opt(f.link_gbps);
 }
 
+void record_topology(ResultFile& file, const TopologyRecord& t) {
+  if (!file.system.is_object()) file.system = json::object();
+  if (t.instance_type) file.system["instance_type"] = *t.instance_type;
+  if (t.nodes) file.system["nodes"] = *t.nodes;
+  if (t.ranks) file.system["ranks"] = *t.ranks;
+  if (t.ranks_per_node) file.system["ranks_per_node"] = *t.ranks_per_node;
+  if (t.hosts) file.system["hosts"] = *t.hosts;
+}
+
 std::optional<double> link_gbps_for_path(std::string_view path, double user_link_gbps,
                                          std::optional<double> profile_efa_gbps) {
   if (user_link_gbps > 0) return user_link_gbps;

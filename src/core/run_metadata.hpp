@@ -1,7 +1,8 @@
 // The one owner of run metadata: typed accessors over a result file's metadata sections, the one
 // table of metadata keys (where each lives and what uses it: compare's must-match check, claim
 // requirements, the differences compare lists, report columns, Prometheus labels), and the one
-// writer of the fabric section (run, fabric and import record it through record_fabric). The
+// writer of the fabric section and of the job's shape in the system section (run, fabric and import
+// record them through record_fabric and record_topology). The
 // fields and their meaning are in docs/result-format.md.
 #pragma once
 
@@ -77,6 +78,19 @@ struct FabricRecord {
 };
 // Writes file.fabric = {path, provider, generation, link_gbps} (null where unknown).
 void record_fabric(ResultFile& file, const FabricRecord& fabric);
+
+// What the system section of a new result file says about the job's shape.
+struct TopologyRecord {
+  std::optional<std::int64_t> ranks{};
+  std::optional<std::int64_t> nodes{};
+  std::optional<std::int64_t> ranks_per_node{};
+  std::optional<std::string> instance_type{};
+  std::optional<nlohmann::json> hosts{};  // [{hostname, ...}] in host order
+};
+// Writes system.{instance_type, nodes, ranks, ranks_per_node, hosts}: the ones the record knows
+// (an importer records the user's --nodes first, then what the log says); the section's other keys (instance_profile,
+// host load) are kept.
+void record_topology(ResultFile& file, const TopologyRecord& topology);
 
 // The link rate a run records: the user's (--link-gbps, when > 0), else the instance profile's EFA
 // rate only when the traffic goes over EFA (path efa, or network between nodes of an EFA instance);

@@ -104,8 +104,10 @@ ResultFile skeleton(const std::string& source_tool, const std::filesystem::path&
   f.run.command = o.command;
   f.run.started_at = "";
   f.run.finished_at = "";
-  if (!o.instance_type.empty()) f.system["instance_type"] = o.instance_type;
-  if (o.nodes) f.system["nodes"] = *o.nodes;
+  TopologyRecord asserted;
+  if (!o.instance_type.empty()) asserted.instance_type = o.instance_type;
+  if (o.nodes) asserted.nodes = *o.nodes;
+  record_topology(f, asserted);
   if (o.link_gbps || !o.efa_generation.empty()) {
     FabricRecord fabric;
     fabric.link_gbps = o.link_gbps;

@@ -12,6 +12,7 @@
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/run_metadata.hpp"
 #include "core/types.hpp"
 #include "import/import.hpp"
 
@@ -272,8 +273,8 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
     keep_logged_bandwidth(f.results[i], logged[i].alg, logged[i].bus, fmt::format("{}:{}", file, logged[i].line),
                           out.warnings, warned);
   }
-  f.system["ranks"] = ranks;
-  if (host_order.empty() && o.nodes && ranks % *o.nodes == 0) f.system["ranks_per_node"] = ranks / *o.nodes;
+  TopologyRecord topology{.ranks = ranks};
+  if (host_order.empty() && o.nodes && ranks % *o.nodes == 0) topology.ranks_per_node = ranks / *o.nodes;
   if (!host_order.empty()) {
     json hosts = json::array();
     for (const auto& h : host_order) {
@@ -281,12 +282,13 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
       for (std::size_t i = 0; i < host_gpus[h].size(); ++i) gpus.push_back({{"index", i}, {"name", host_gpus[h][i]}});
       hosts.push_back({{"hostname", h}, {"gpus", gpus}});
     }
-    f.system["hosts"] = hosts;
-    f.system["nodes"] = host_order.size();
+    topology.hosts = hosts;
+    topology.nodes = static_cast<std::int64_t>(host_order.size());
     if (ranks % static_cast<int>(host_order.size()) == 0) {
-      f.system["ranks_per_node"] = ranks / static_cast<int>(host_order.size());
+      topology.ranks_per_node = ranks / static_cast<int>(host_order.size());
     }
   }
+  record_topology(f, topology);
   f.config["backend"] = "nccl";
   f.config["ops"] = std::vector<std::string>(ops_seen.begin(), ops_seen.end());
   if (dtypes.size() == 1) f.config["dtype"] = *dtypes.begin();
@@ -344,6 +346,7 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
   if (j.contains("nccl_version") && j["nccl_version"].is_number_integer()) {
     f.software["nccl"] = nccl_version_from_code(j["nccl_version"].get<long>());
   }
+  TopologyRecord topology{.ranks = ranks};
   if (devices) {
     std::vector<std::string> order;
     std::map<std::string, json> hosts;
@@ -362,14 +365,14 @@ Imported import_json(const std::filesystem::path& path, const std::string& text,
     }
     json list = json::array();
     for (const auto& h : order) list.push_back(hosts[h]);
-    f.system["hosts"] = list;
-    f.system["nodes"] = order.size();
+    topology.hosts = list;
+    topology.nodes = static_cast<std::int64_t>(order.size());
     if (!order.empty() && ranks % static_cast<int>(order.size()) == 0) {
-      f.system["ranks_per_node"] = ranks / static_cast<int>(order.size());
+      topology.ranks_per_node = ranks / static_cast<int>(order.size());
     }
   }
-  f.system["ranks"] = ranks;
-  if (!devices && o.nodes && ranks % *o.nodes == 0) f.system["ranks_per_node"] = ranks / *o.nodes;
+  if (!devices && o.nodes && ranks % *o.nodes == 0) topology.ranks_per_node = ranks / *o.nodes;
+  record_topology(f, topology);
   TrialCounter trials;
   bool warned = false;
   bool raw_samples = false;

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/run_metadata.hpp"
 #include "core/types.hpp"
 #include "import/import.hpp"
 
@@ -161,7 +162,7 @@ Imported import_osu(const std::filesystem::path& path, const ImportOptions& o) {
   }
   if (!any_line) throw ParseError(file + ": empty file");
   if (f.results.empty()) throw ParseError(fmt::format("{}: no OSU result rows found (is this OSU output?)", file));
-  f.system["ranks"] = *o.ranks;
+  record_topology(f, {.ranks = *o.ranks});
   f.config["backend"] = "mpi";
   f.config["ops"] = nlohmann::json::array({op});
   f.config["dtype"] = dtype;

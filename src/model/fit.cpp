@@ -14,6 +14,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/run_metadata.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 #include "model/model_impl.hpp"
@@ -48,54 +49,33 @@ double bus_bytes(Op op, std::uint64_t bytes, int nodes, int ranks_per_node) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Run metadata: the one adapter (switch to core/run_metadata.hpp when it lands).
-
-namespace {
-
-int json_int(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return 0;
-  auto it = obj.find(key);
-  if (it == obj.end()) return 0;
-  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int>();
-  if (it->is_number_float()) return static_cast<int>(it->get<double>());
-  return 0;
-}
-
-std::string json_text(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
-
-double json_double(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return 0;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_number()) return 0;
-  return it->get<double>();
-}
-
-}  // namespace
+// Run metadata, through its one owner (core/run_metadata).
 
 RunFacts run_facts(const ResultFile& file) {
+  const RunMetadata meta(file);
   RunFacts f;
-  f.nodes = json_int(file.system, "nodes");
-  f.ranks_per_node = json_int(file.system, "ranks_per_node");
-  const std::string instance = json_text(file.system, "instance_type");
+  const auto positive_int = [](std::optional<std::int64_t> v) {
+    return v && *v > 0 && *v <= std::numeric_limits<int>::max() ? static_cast<int>(*v) : 0;
+  };
+  f.nodes = positive_int(meta.nodes());
+  f.ranks_per_node = positive_int(meta.ranks_per_node());
+  const std::string instance = meta.instance_type().value_or("");
+  const std::string label = meta.label().value_or("");
+  const std::string path = meta.fabric_path().value_or("");
   const auto profile = system::find_instance_profile(instance);
   if (profile) {
     f.profile = instance;
     f.spec_gbps = profile->efa_gbps;
-  } else if (!file.run.label.empty()) {
-    f.profile = file.run.label;
-  } else if (!json_text(file.fabric, "path").empty()) {
-    f.profile = json_text(file.fabric, "path");
+  } else if (!label.empty()) {
+    f.profile = label;
+  } else if (!path.empty()) {
+    f.profile = path;
   } else if (!instance.empty()) {
     f.profile = instance;
   } else {
     f.profile = "unknown";
   }
-  if (f.spec_gbps <= 0) f.spec_gbps = json_double(file.fabric, "link_gbps");
+  if (f.spec_gbps <= 0) f.spec_gbps = meta.link_gbps().value_or(0.0);
   return f;
 }
 

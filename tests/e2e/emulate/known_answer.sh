@@ -2,7 +2,7 @@
 # Known answer: candidate/baseline link-rate ratio 1.18 and 1.00 through the whole migration
 # journey (migrate.sh -> two result files -> ccbench compare with the 18% claim).
 #   known_answer.sh 2x1   2 hosts x 1 rank: ratio 1.18 (claim confirmed) and 1.00 (refuted),
-#                         the 1.00 run reusing the same baseline
+#                         the 1.00 run reusing the same baseline; launches alternate B C B C
 #   known_answer.sh 2x2   2 hosts x 2 ranks: ratio 1.18 (claim confirmed)
 source "$(dirname "$0")/common.sh"
 layout=${1:-2x1}
@@ -36,14 +36,17 @@ assert d['run']['status'] == 'complete'
 
 case $layout in
   2x1)
+    # Launches alternate between the fabrics (migrate.sh --alternate): with one side's 5 trials
+    # run entirely before the other's, a CI host whose load changed in between measured 1.117
+    # for the 1.18 rate ratio (inconclusive); alternating puts a load change on both sides.
     rc=0
-    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118" --format text || rc=$?
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118" --format text --alternate 5 || rc=$?
     check_verdict "$WORK/r118" 1.18 confirmed 0 "$rc"
-    check_metadata "$WORK/r118/baseline.json" v3 0.4 emulated-v3
-    check_metadata "$WORK/r118/candidate.json" v4 0.472 emulated-v4
+    check_metadata "$WORK/r118/baseline/launch-001.json" v3 0.4 emulated-v3
+    check_metadata "$WORK/r118/candidate/launch-005.json" v4 0.472 emulated-v4
     rc=0
-    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r100" --candidate emulated-v4-same-rate \
-      --baseline-result "$WORK/r118/baseline.json" || rc=$?
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r100" --candidate emulated-v4-same-rate --alternate 5 \
+      --baseline-result "$WORK/r118/baseline" || rc=$?
     check_verdict "$WORK/r100" 1.00 refuted 1 "$rc"
     ;;
   2x2)

@@ -42,14 +42,7 @@ class Rows final : public SweepObserver {
 };
 
 std::vector<ResultRow> sweep(bool per_rank) {
-  RunConfig config;
-  config.ops = {Op::allreduce};
-  config.sizes = {1024, 2048, 2.0, 0};
-  config.in_place = InPlaceMode::no;
-  config.warmup = 0;
-  config.batch = 1;
-  config.iters = 5;
-  config.timeout_s = 0;
+  RunConfig config = testing::two_size_allreduce_config(5);
   config.per_rank = per_rank;
   testing::FakeBackend backend;
   backend.op_time_us = [](const CaseSpec& c) { return c.layout.bytes == 1024 ? 7.0 : 9.0; };

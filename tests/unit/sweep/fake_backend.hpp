@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "sweep/run_config.hpp"
 
 namespace ccbench::testing {
 
@@ -59,5 +60,19 @@ class FakeBackend final : public Backend {
   nlohmann::json metadata() const override { return {{"fake_version", "1.0"}}; }
   nlohmann::json final_metadata() override { return final; }
 };
+
+// The plan most engine and session tests run: allreduce out of place at 1 KiB and 2 KiB, no warm-up,
+// one op per sample, `iters` samples, no watchdog.
+inline RunConfig two_size_allreduce_config(int iters) {
+  RunConfig config;
+  config.ops = {Op::allreduce};
+  config.sizes = {1024, 2048, 2.0, 0};
+  config.in_place = InPlaceMode::no;
+  config.warmup = 0;
+  config.batch = 1;
+  config.iters = iters;
+  config.timeout_s = 0;
+  return config;
+}
 
 }  // namespace ccbench::testing

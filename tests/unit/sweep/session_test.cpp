@@ -48,14 +48,7 @@ std::string read(const fs::path& p) {
 }
 
 RunConfig small_config(const fs::path& json) {
-  RunConfig config;
-  config.ops = {Op::allreduce};
-  config.sizes = {1024, 2048, 2.0, 0};
-  config.in_place = InPlaceMode::no;
-  config.warmup = 0;
-  config.batch = 1;
-  config.iters = 10;
-  config.timeout_s = 0;
+  RunConfig config = testing::two_size_allreduce_config(10);
   config.progress = "never";
   config.json_path = json.string();
   return config;
