@@ -175,6 +175,20 @@ class Run(unittest.TestCase):
         self.assertEqual(p.stdout.count("\n"), 1 + 2 * 3 * 2)  # header + 2 files x 3 tests x 2 trials
 
 
+class DataCheck(unittest.TestCase):
+    def test_wrong_elements_exit_1(self):
+        # Test-only hook (docs/method.md): measured rank 1 spoils one output element after each check.
+        e = env()
+        e["CCBENCH_TEST_CORRUPT_RANK"] = "1"
+        p = subprocess.run(MPIRUN + ["-np", "6", CCBENCH, "congestion", "--ranks-per-host", "3", "--measured-ranks",
+                                     "0,1", "--congestors", "incast", "--bw-bytes", "4K", "--congestor-bytes", "64K",
+                                     "--trials", "2", "-n", "3", "-w", "1"],
+                           capture_output=True, text=True, timeout=240, env=e)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        # 3 tests x 2 phases x 2 trials, one wrong element each
+        self.assertEqual(message(p), [PREFIX + "data check failed: 12 wrong elements"])
+
+
 class Undecidable(unittest.TestCase):
     def test_one_trial_gate_is_undecidable(self):
         p = congestion(6, ["--ranks-per-host", "3", "--measured-ranks", "0,1", "--congestors", "alltoall",
