@@ -24,6 +24,7 @@ commands:
   down                                                 remove everything this script created
   status                                               hosts, qdiscs and bytes sent per link
   set-rate RATE [HOST_INDEX...]                        change link rates (default: all hosts)
+  set-uplink-rate RATE [LEAF_INDEX...]                 leaf-spine: change uplink rates (default: all leaves)
   link down|up HOST_INDEX                              set a host's data link down or up
   run [--hosts N] [--ranks-per-host K] [--profile P | --rate RATE] [--keep] -- CCBENCH_RUN_ARGS...
         up, then mpirun ccbench run across the hosts with the profile's fabric metadata
@@ -38,7 +39,12 @@ commands:
         on that host, until killed or for SECONDS (a rank that hangs without dying). Faults also:
         'set-rate RATE HOST_INDEX' (a slow link), 'link down HOST_INDEX' (a dead link).
 
-RATE is tc syntax (400mbit, 1gbit). Profiles: configs/fabrics/*.yaml (emulated-v3, emulated-v4).
+RATE is tc syntax (400mbit, 1gbit). Profiles: configs/fabrics/*.yaml (emulated-v3, emulated-v4,
+emulated-leafspine). A profile with 'topology: leaf-spine' puts the hosts behind 'leaves: L' leaf
+bridges in consecutive blocks (host i on leaf i*L/N) and joins each leaf to a spine bridge by one
+uplink shaped at 'uplink_rate' (default: the host rate), so flows between leaves share it; its
+'hosts' key is the default of --hosts (else 2). --rate changes the host links only.
+A bad profile (unknown key, a value out of range) is a one-line error naming the file and key, exit 2.
 environment: CCBENCH (default build/ccbench), CCB_EMU_BTL (default self,vader,tcp),
              CCB_EMU_BURST (tbf burst, default $CCB_EMU_BURST), CCB_EMU_LATENCY (default $CCB_EMU_LATENCY)
 EOF
@@ -46,32 +52,79 @@ EOF
 
 need_root() { [[ $(id -u) -eq 0 ]] || emu_die "needs root (it creates network namespaces, veth pairs, bridges and tc qdiscs)"; }
 
-# Sets: rate, generation, link_gbps, fabric_path, label from --profile or --rate.
+# Sets: rate, generation, link_gbps, fabric_path, label, hosts (when --hosts was not given), leaves
+# (0 = flat) and uplink_rate from --profile, --rate and --hosts. Bad profile values: exit 2 naming
+# the file and the key.
 resolve_fabric() {
-  local profile=$1 rate_flag=$2
-  rate="" generation="" link_gbps="" fabric_path="tcp" label=""
+  local profile=$1 rate_flag=$2 f="" topology="" p_hosts="" p_leaves=""
+  rate="" generation="" link_gbps="" fabric_path="tcp" label="" leaves=0 uplink_rate=""
   if [[ -n $profile ]]; then
-    local f
     f=$(emu_profile_path "$profile")
+    emu_profile_check "$f"
     rate=$(emu_profile "$f" rate)
     generation=$(emu_profile "$f" generation)
     link_gbps=$(emu_profile "$f" link_gbps)
     fabric_path=$(emu_profile "$f" path)
     label=$(emu_profile "$f" name)
+    topology=$(emu_profile "$f" topology)
+    p_leaves=$(emu_profile "$f" leaves)
+    uplink_rate=$(emu_profile "$f" uplink_rate)
+    p_hosts=$(emu_profile "$f" hosts)
     [[ -n $fabric_path ]] || fabric_path=tcp
+    [[ -z $rate || $(emu_rate_gbps "$rate") != nan ]] || emu_die "$f: rate: '$rate' is not tc syntax (e.g. 400mbit, 1gbit)"
+    if [[ -n $p_hosts ]]; then
+      emu_require_count "$f: hosts:" "$p_hosts" 1 64
+      [[ -n $hosts ]] || hosts=$((10#$p_hosts))
+    fi
+    case $topology in
+      "" | flat)
+        [[ -z $p_leaves ]] || emu_die "$f: leaves: only with 'topology: leaf-spine' (topology is ${topology:-flat})"
+        [[ -z $uplink_rate ]] || emu_die "$f: uplink_rate: only with 'topology: leaf-spine' (topology is ${topology:-flat})"
+        ;;
+      leaf-spine)
+        leaves=${p_leaves:-2}
+        emu_require_count "$f: leaves:" "$leaves" 2 16
+        leaves=$((10#$leaves))
+        [[ -z $uplink_rate || $(emu_rate_gbps "$uplink_rate") != nan ]] ||
+          emu_die "$f: uplink_rate: '$uplink_rate' is not tc syntax (e.g. 400mbit, 1gbit)"
+        ;;
+      *) emu_die "$f: topology: '$topology' is not flat or leaf-spine" ;;
+    esac
   fi
+  [[ -n $hosts ]] || hosts=2
+  hosts=$((10#$hosts))
   [[ -n $rate_flag ]] && rate=$rate_flag
   [[ -n $rate ]] || rate=400mbit
   [[ $(emu_rate_gbps "$rate") != nan ]] || emu_die "rate '$rate' is not tc syntax (e.g. 400mbit, 1gbit)"
+  [[ -n $uplink_rate ]] || uplink_rate=$rate
+  if ((leaves > 0)); then
+    emu_require_count "--hosts" "$hosts" 1 64
+    ((10#$hosts >= leaves)) || emu_die "$f: leaves: $leaves leaves need at least $leaves hosts, got $hosts"
+  fi
   [[ -n $link_gbps ]] || link_gbps=$(emu_rate_gbps "$rate")
   [[ -n $label ]] || label="emulated-$rate"
   return 0
 }
 
+# One line on the fabric's layout, for the log.
+describe_topology() {
+  if ((leaves == 0)); then
+    echo "flat (every host on one bridge)"
+    return
+  fi
+  local l i d="leaf-spine, $leaves leaves, uplinks at $uplink_rate both ways:"
+  for ((l = 0; l < leaves; l++)); do
+    d+=" leaf $l ="
+    for ((i = 0; i < hosts; i++)); do ((i * leaves / hosts == l)) && d+=" $(emu_host_ns "$i")"; done
+    ((l + 1 < leaves)) && d+=";"
+  done
+  echo "$d"
+}
+
 cmd=${1:-}
 [[ -n $cmd ]] || { usage >&2; exit 2; }
 shift
-hosts=2 ranks_per_host=1 profile="" rate_flag="" keep=0
+hosts="" ranks_per_host=1 profile="" rate_flag="" keep=0
 parse_common() {
   while [[ $# -gt 0 ]]; do
     case $1 in
@@ -89,7 +142,7 @@ parse_common() {
 }
 # Numbers are checked as digits before any arithmetic sees them.
 check_counts() {
-  emu_require_count "--hosts" "$hosts" 1 64
+  [[ -z $hosts ]] || emu_require_count "--hosts" "$hosts" 1 64
   emu_require_count "--ranks-per-host" "$ranks_per_host" 1 1024
 }
 
@@ -100,8 +153,8 @@ case $cmd in
     parse_common "$@"
     check_counts
     resolve_fabric "$profile" "$rate_flag"
-    emu_up "$hosts" "$rate"
-    emu_log "up: $hosts hosts, links at $rate ($label); 'sudo $0 down' removes it"
+    emu_up "$hosts" "$rate" "$leaves" "$uplink_rate"
+    emu_log "up: $hosts hosts, links at $rate ($label), $(describe_topology); 'sudo $0 down' removes it"
     ;;
   down)
     need_root
@@ -112,16 +165,28 @@ case $cmd in
   status)
     cat "$CCB_EMU_STATE/hosts" 2>/dev/null || { echo "no emulated fabric is up"; exit 0; }
     echo "rate: $(cat "$CCB_EMU_STATE/rate")"
+    echo "topology: $(cat "$CCB_EMU_STATE/topology" 2>/dev/null || echo flat)"
     for ((i = 0; i < $(emu_host_count); i++)); do
       tc -n "$(emu_host_ns "$i")" qdisc show dev "$EMU_HOST_IF"
     done
+    for ((l = 0; l < $(emu_leaf_count); l++)); do
+      tc -n "$CCB_EMU_BR_NS" qdisc show dev "$(emu_uplink_leaf_port "$l")"
+    done
     emu_link_bytes
+    emu_uplink_bytes
     ;;
   set-rate)
     need_root
     [[ $# -ge 1 ]] || emu_die "set-rate RATE [HOST_INDEX...]"
     [[ $(emu_rate_gbps "$1") != nan ]] || emu_die "rate '$1' is not tc syntax (e.g. 400mbit, 1gbit)"
     emu_set_rate "$@"
+    ;;
+  set-uplink-rate)
+    need_root
+    [[ $# -ge 1 ]] || emu_die "set-uplink-rate RATE [LEAF_INDEX...]"
+    [[ -f $CCB_EMU_STATE/hosts ]] || emu_die "no emulated fabric is up ('$0 up --profile emulated-leafspine' first)"
+    [[ $(emu_rate_gbps "$1") != nan ]] || emu_die "rate '$1' is not tc syntax (e.g. 400mbit, 1gbit)"
+    emu_set_uplink_rate "$@"
     ;;
   link)
     need_root
@@ -154,10 +219,10 @@ case $cmd in
     trap 'exit 130' INT
     trap 'exit 143' TERM
     emu_log "needs root; creates namespaces ccb-br, ccb-h0..ccb-h$((hosts - 1)) with veth pairs, bridges and tbf qdiscs; all removed at exit"
-    emu_up "$hosts" "$rate"
+    emu_up "$hosts" "$rate" "$leaves" "$uplink_rate"
     spec=""
     for ((i = 0; i < hosts; i++)); do spec+="${spec:+,}$(emu_host_ns "$i"):$ranks_per_host"; done
-    emu_log "fabric $label: $hosts hosts x $ranks_per_host ranks, links at $rate both ways (generation ${generation:-unset}, link_gbps $link_gbps)"
+    emu_log "fabric $label: $hosts hosts x $ranks_per_host ranks, links at $rate both ways (generation ${generation:-unset}, link_gbps $link_gbps), $(describe_topology)"
     set +e
     meta=(--fabric-path "$fabric_path" --link-gbps "$link_gbps" --label "$label")
     [[ -n $generation ]] && meta+=(--fabric-generation "$generation")
@@ -166,7 +231,7 @@ case $cmd in
     rc=$?
     set -e
     emu_log "bytes through the shaped links (up = host sends, down = host receives):"
-    emu_link_bytes | sed 's/^/emulate:   /' >&2
+    { emu_link_bytes; emu_uplink_bytes; } | sed 's/^/emulate:   /' >&2
     exit "$rc"
     ;;
   *) usage >&2; exit 2 ;;

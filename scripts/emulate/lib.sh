@@ -22,6 +22,13 @@
 # directions, like a full-duplex NIC port. Ranks started by mpirun through agent.sh run inside the
 # host's network namespace and in a UTS namespace of their own whose hostname is the host's name,
 # so Open MPI and ccbench see N distinct hosts.
+#
+# Leaf-spine topology (emu_up N RATE LEAVES UPLINK_RATE, profile key `topology: leaf-spine`): the
+# bridge ccb-br0 becomes the spine; each leaf is a bridge ccb-lfL in ccb-br joined to the spine by
+# ONE veth pair (ccb-lL-u on the leaf, ccb-lL-s on the spine) shaped with tbf at UPLINK_RATE at both
+# ends. Host i's data port joins leaf i*LEAVES/N (consecutive blocks: 4 hosts, 2 leaves: h0 h1 on
+# leaf 0, h2 h3 on leaf 1), so traffic between leaves shares the uplinks while traffic inside a leaf
+# only crosses the hosts' own links. The management network stays flat.
 
 CCB_EMU_PREFIX=${CCB_EMU_PREFIX:-ccb}
 CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.213.0}       # data network (shaped)
@@ -45,6 +52,9 @@ emu_host_addr() { echo "${CCB_EMU_SUBNET}.$(($1 + 1))"; }
 emu_host_mgmt_addr() { echo "${CCB_EMU_MGMT_SUBNET}.$(($1 + 1))"; }
 emu_host_port() { echo "${CCB_EMU_PREFIX}-h$1-p"; }       # bridge side of host i's data veth
 emu_host_mgmt_port() { echo "${CCB_EMU_PREFIX}-h$1-m"; }  # bridge side of host i's management veth
+emu_leaf_bridge() { echo "${CCB_EMU_PREFIX}-lf$1"; }      # leaf L's bridge (in ccb-br), leaf-spine only
+emu_uplink_leaf_port() { echo "${CCB_EMU_PREFIX}-l$1-u"; }  # leaf L's end of its uplink: egress = leaf -> spine
+emu_uplink_spine_port() { echo "${CCB_EMU_PREFIX}-l$1-s"; } # the spine's end: egress = spine -> leaf
 EMU_HOST_IF=${CCB_EMU_PREFIX}0                             # host side (inside ccb-hN), data
 EMU_HOST_MGMT_IF=${CCB_EMU_PREFIX}m0                       # host side, management
 
@@ -103,11 +113,18 @@ emu_tbf() {
   tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst "$CCB_EMU_BURST" latency "$CCB_EMU_LATENCY"
 }
 
-# emu_up N RATE: N hosts, each link at RATE (tc syntax: 400mbit, 1gbit, ...). Idempotent (tears down
-# whatever a previous run left first).
+# emu_up N RATE [LEAVES UPLINK_RATE]: N hosts, each link at RATE (tc syntax: 400mbit, 1gbit, ...).
+# Without LEAVES (or LEAVES 0): flat, every host port on one bridge. With LEAVES (2..16, at most N):
+# leaf-spine, host i behind leaf i*LEAVES/N, each leaf's single uplink to the spine at UPLINK_RATE
+# (default RATE). Idempotent (tears down whatever a previous run left first).
 emu_up() {
-  local n=$1 rate=$2 i ns addr port
+  local n=$1 rate=$2 leaves=${3:-0} uplink_rate=${4:-$2} i ns addr port l
   emu_require_count "host count" "$n" 1 64
+  if [[ $leaves != 0 ]]; then
+    emu_require_count "leaf count" "$leaves" 2 16
+    ((10#$leaves <= n)) || emu_die "$leaves leaves need at least $leaves hosts, got $n"
+    leaves=$((10#$leaves))
+  fi
   emu_down
   mkdir -p "$CCB_EMU_STATE"
   ip netns add "$CCB_EMU_BR_NS"
@@ -118,6 +135,18 @@ emu_up() {
   ip -n "$CCB_EMU_BR_NS" link add "$CCB_EMU_MGMT_BRIDGE" type bridge
   ip -n "$CCB_EMU_BR_NS" addr add "${CCB_EMU_MGMT_SUBNET}.254/24" dev "$CCB_EMU_MGMT_BRIDGE"
   ip -n "$CCB_EMU_BR_NS" link set "$CCB_EMU_MGMT_BRIDGE" up
+  # Leaf-spine: one bridge per leaf, joined to the spine (ccb-br0) by one shaped veth pair.
+  for ((l = 0; l < leaves; l++)); do
+    ip -n "$CCB_EMU_BR_NS" link add "$(emu_leaf_bridge "$l")" type bridge
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_leaf_bridge "$l")" up
+    ip -n "$CCB_EMU_BR_NS" link add "$(emu_uplink_leaf_port "$l")" type veth peer name "$(emu_uplink_spine_port "$l")"
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_uplink_leaf_port "$l")" master "$(emu_leaf_bridge "$l")"
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_uplink_spine_port "$l")" master "$CCB_EMU_BRIDGE"
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_uplink_leaf_port "$l")" up
+    ip -n "$CCB_EMU_BR_NS" link set "$(emu_uplink_spine_port "$l")" up
+    emu_tbf "$CCB_EMU_BR_NS" "$(emu_uplink_leaf_port "$l")" "$uplink_rate"
+    emu_tbf "$CCB_EMU_BR_NS" "$(emu_uplink_spine_port "$l")" "$uplink_rate"
+  done
   local hosts="127.0.0.1 localhost\n${CCB_EMU_SUBNET}.254 ${CCB_EMU_BR_NS}\n"
   for ((i = 0; i < n; i++)); do
     hosts+="$(emu_host_addr "$i") $(emu_host_ns "$i")\n$(emu_host_mgmt_addr "$i") $(emu_host_ns "$i")-m\n"
@@ -129,7 +158,11 @@ emu_up() {
     ip netns add "$ns"
     ip -n "$ns" link set lo up
     ip -n "$CCB_EMU_BR_NS" link add "$port" type veth peer name "$EMU_HOST_IF" netns "$ns"
-    ip -n "$CCB_EMU_BR_NS" link set "$port" master "$CCB_EMU_BRIDGE"
+    if ((leaves > 0)); then
+      ip -n "$CCB_EMU_BR_NS" link set "$port" master "$(emu_leaf_bridge $((i * leaves / n)))"
+    else
+      ip -n "$CCB_EMU_BR_NS" link set "$port" master "$CCB_EMU_BRIDGE"
+    fi
     ip -n "$CCB_EMU_BR_NS" link set "$port" up
     ip -n "$ns" addr add "$addr/24" dev "$EMU_HOST_IF"
     ip -n "$ns" link set "$EMU_HOST_IF" up
@@ -148,6 +181,19 @@ emu_up() {
     printf '%b' "$hosts" >"/etc/netns/$ns/hosts"
   done
   echo "$rate" >"$CCB_EMU_STATE/rate"
+  if ((leaves > 0)); then
+    echo "leaf-spine $leaves $uplink_rate" >"$CCB_EMU_STATE/topology"
+  else
+    echo "flat" >"$CCB_EMU_STATE/topology"
+  fi
+  for ((l = 0; l < leaves; l++)); do
+    local tries=0
+    until bridge -n "$CCB_EMU_BR_NS" link show dev "$(emu_uplink_leaf_port "$l")" | grep -q 'state forwarding' &&
+      bridge -n "$CCB_EMU_BR_NS" link show dev "$(emu_uplink_spine_port "$l")" | grep -q 'state forwarding'; do
+      ((++tries > 50)) && emu_die "the uplink of leaf $l does not come up"
+      sleep 0.1
+    done
+  done
   # The links come up asynchronously: wait until every host's link is up and its bridge port forwards.
   for ((i = 0; i < n; i++)); do
     local tries=0
@@ -168,6 +214,43 @@ emu_require_count() {
 }
 
 emu_host_count() { [[ -f $CCB_EMU_STATE/hosts ]] && wc -l <"$CCB_EMU_STATE/hosts" || echo 0; }
+
+# Leaves of the fabric that is up (0: flat).
+emu_leaf_count() {
+  local t l
+  read -r t l _ <"$CCB_EMU_STATE/topology" 2>/dev/null || { echo 0; return; }
+  [[ $t == leaf-spine ]] && echo "$l" || echo 0
+}
+
+# emu_leaf_hosts L: the host names behind leaf L of the fabric that is up, space-separated.
+emu_leaf_hosts() {
+  local n leaves i out=()
+  n=$(emu_host_count)
+  leaves=$(emu_leaf_count)
+  ((leaves > 0)) || emu_die "the fabric that is up is flat (no leaves)"
+  for ((i = 0; i < n; i++)); do
+    ((i * leaves / n == $1)) && out+=("$(emu_host_ns "$i")")
+  done
+  echo "${out[*]}"
+}
+
+# emu_set_uplink_rate RATE [LEAF...]: change the uplink rate of some leaves (default all), both directions.
+emu_set_uplink_rate() {
+  local rate=$1 l leaves
+  shift
+  leaves=$(emu_leaf_count)
+  ((leaves > 0)) || emu_die "the fabric that is up is flat: no uplinks (use a leaf-spine profile)"
+  local idx=("$@")
+  if [[ ${#idx[@]} -eq 0 ]]; then
+    for ((l = 0; l < leaves; l++)); do idx+=("$l"); done
+  fi
+  for l in "${idx[@]}"; do
+    emu_require_count "LEAF_INDEX" "$l" 0 $((leaves - 1))
+    emu_tbf "$CCB_EMU_BR_NS" "$(emu_uplink_leaf_port "$l")" "$rate"
+    emu_tbf "$CCB_EMU_BR_NS" "$(emu_uplink_spine_port "$l")" "$rate"
+  done
+  echo "leaf-spine $leaves $rate" >"$CCB_EMU_STATE/topology"
+}
 
 # emu_set_rate RATE [HOST_INDEX...]: change the link rate of some hosts (default all), both directions.
 emu_set_rate() {
@@ -194,6 +277,19 @@ emu_link_bytes() {
     up=$(tc -n "$(emu_host_ns "$i")" -s qdisc show dev "$EMU_HOST_IF" | awk '/Sent/ {print $2; exit}')
     down=$(tc -n "$CCB_EMU_BR_NS" -s qdisc show dev "$(emu_host_port "$i")" | awk '/Sent/ {print $2; exit}')
     echo "$(emu_host_ns "$i") up=${up:-0} down=${down:-0}"
+  done
+}
+
+# Bytes sent through each leaf's uplink shapers, one line per leaf (nothing on a flat fabric):
+# "ccb-lf0 up=BYTES down=BYTES" (up: leaf -> spine, down: spine -> leaf).
+emu_uplink_bytes() {
+  local l leaves
+  leaves=$(emu_leaf_count)
+  for ((l = 0; l < leaves; l++)); do
+    local up down
+    up=$(tc -n "$CCB_EMU_BR_NS" -s qdisc show dev "$(emu_uplink_leaf_port "$l")" | awk '/Sent/ {print $2; exit}')
+    down=$(tc -n "$CCB_EMU_BR_NS" -s qdisc show dev "$(emu_uplink_spine_port "$l")" | awk '/Sent/ {print $2; exit}')
+    echo "$(emu_leaf_bridge "$l") up=${up:-0} down=${down:-0} ($(emu_leaf_hosts "$l"))"
   done
 }
 
@@ -242,6 +338,21 @@ emu_profile() {
   local v
   v=$(sed -n -E "s/^$2:[[:space:]]*\"?([^\"#]*[^\"#[:space:]])\"?[[:space:]]*(#.*)?$/\1/p" "$1" | head -1)
   echo "$v"
+}
+
+# emu_profile_check FILE: every line is blank, a comment or `key: value` with a key we know, so that
+# a misspelt key (uplink-rate) is an error, not a silently flat fabric.
+CCB_EMU_PROFILE_KEYS="name generation rate link_gbps path topology leaves uplink_rate hosts"
+emu_profile_check() {
+  local line n=0 key
+  while IFS= read -r line || [[ -n $line ]]; do
+    n=$((n + 1))
+    [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+    [[ $line =~ ^([A-Za-z_][A-Za-z0-9_-]*):[[:space:]] || $line =~ ^([A-Za-z_][A-Za-z0-9_-]*):$ ]] ||
+      emu_die "$1:$n: not a 'key: value' line: '$line'"
+    key=${BASH_REMATCH[1]}
+    [[ " $CCB_EMU_PROFILE_KEYS " == *" $key "* ]] || emu_die "$1:$n: unknown key '$key' (known: $CCB_EMU_PROFILE_KEYS)"
+  done <"$1"
 }
 
 # emu_profile_path NAME|FILE -> the profile file.
