@@ -109,7 +109,10 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   app.add_option("--congestor-bytes", opt.congestor_bytes, "size of one congestor op")
       ->default_str(opt.congestor_bytes);
   app.add_option("--max-impact", opt.max_impact, "gate: exit 1 when an impact factor is shown above this");
+  std::string link_gbps;
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
+  app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
+  app.add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -119,6 +122,10 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     throw UsageError(e.what());
   }
   apply_shared_flags(config, shared);
+  if (!link_gbps.empty()) {
+    config.link_gbps = parse_finite(link_gbps, "--link-gbps");
+    if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
+  }
   if (config.backend != "mpi") {
     throw UsageError("--backend: congestion runs on mpi only (got '" + config.backend + "')");
   }

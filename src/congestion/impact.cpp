@@ -170,10 +170,12 @@ std::string render_table(const std::vector<ImpactRow>& rows) {
                      "(congested/isolated)");
   for (const auto& r : rows) {
     const auto mark = [](const Factor& f) { return f.above ? "!" : " "; };
-    out += fmt::format("{:<18} {:<9} {:>21} {:>21} {:>27}{} {:>27}{}\n", test_name(r.op, r.bytes), r.pattern,
-                       us(r.isolated_median_us) + " / " + us(r.isolated_p99_us),
-                       us(r.congested_median_us) + " / " + us(r.congested_p99_us), factor_text(r.median),
-                       mark(r.median), factor_text(r.p99), mark(r.p99));
+    std::string line = fmt::format("{:<18} {:<9} {:>21} {:>21} {:>27}{} {:>27}{}", test_name(r.op, r.bytes), r.pattern,
+                                   us(r.isolated_median_us) + " / " + us(r.isolated_p99_us),
+                                   us(r.congested_median_us) + " / " + us(r.congested_p99_us), factor_text(r.median),
+                                   mark(r.median), factor_text(r.p99), mark(r.p99));
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
   }
   return out;
 }

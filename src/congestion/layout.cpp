@@ -255,8 +255,9 @@ std::vector<std::string> describe(const Layout& layout) {
   std::vector<std::string> lines;
   lines.push_back(fmt::format("measured: ranks {} ({} of {} ranks, {} hosts in the job)", ranks_text(layout.measured),
                               layout.measured.size(), layout.ranks, layout.hosts));
-  lines.push_back(fmt::format("congestors on the measured hosts: ranks {}; on the other hosts: ranks {}",
-                              ranks_text(layout.local_congestors), ranks_text(layout.remote_congestors)));
+  const auto ranks_or_none = [](const std::vector<int>& r) { return r.empty() ? "none" : "ranks " + ranks_text(r); };
+  lines.push_back(fmt::format("congestors on the measured hosts: {}; on the other hosts: {}",
+                              ranks_or_none(layout.local_congestors), ranks_or_none(layout.remote_congestors)));
   for (const auto& roles : layout.patterns) {
     std::string groups;
     for (std::size_t g = 0; g < roles.groups.size(); ++g) {
