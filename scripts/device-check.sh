@@ -4,6 +4,7 @@
 #   2. the GPU unit tests (fill/verify kernels: every dtype/op/redop, random sizes, poisoned outputs),
 #   3. a 1-rank NCCL sweep of every op and dtype (every redop for the reductions), check on,
 #      in-place and out-of-place, with and without CUDA graphs,
+#   3b. with 4 GPUs or more: --groups mod:2 and div:2 on 4 ranks (a communicator per group),
 #   4. a short timing run,
 # then a summary table. Exit 0 only when every step passed.
 #
@@ -123,6 +124,23 @@ CCBENCH_TEST_CORRUPT_RANK=0 "${mpi[@]}" "$ccbench" run --backend nccl --ops allr
   --progress never >"$out/corrupt.log" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ]; then record "corrupted output is caught" ok "exit 1"; else record "corrupted output is caught" fail "exit $rc"; fi
+
+# --- 3b. concurrent groups (--groups): 2 groups of 2 ranks need 4 GPUs (one GPU per rank) ----------
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$gpus" -ge 4 ]; then
+  mpi1=("${mpi[@]}")
+  mpi=("${mpi1[0]}" -np 4 "${mpi1[@]:3}")
+  for spec in mod:2 div:2; do
+    run "groups-$spec" --groups "$spec" --ops "$all_ops" -d float -b 1K -e "$max_bytes" -f 16 -n 3 -w 1 -c 1
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); g = d['config']['groups']; \
+assert g['count'] == 2 and g['ranks_per_group'] == 2, g; \
+assert all(r['groups']['wrong_per_group'] == [0, 0] for r in d['results'])" "$out/groups-$spec.json" 2>"$out/groups-$spec.check" ||
+      record "groups-$spec layout and per-group check" fail "$(tail -1 "$out/groups-$spec.check")"
+  done
+  mpi=("${mpi1[@]}")
+else
+  record "groups (mod:2, div:2 on 4 ranks)" skip "needs 4 GPUs (2 groups of 2 ranks, one GPU each), found $gpus"
+fi
 
 # --- 4. short timing run ------------------------------------------------------------------------
 timing_max=1G

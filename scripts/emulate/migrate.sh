@@ -23,6 +23,11 @@ alternate=0
 # 2S/R) that hides the link rate. Pinning the reduce+broadcast algorithm makes every byte cross
 # each link once per direction in turn: time = 2S/R + a small constant. CCB_EMU_MPIRUN_ARGS=""
 # restores Open MPI's choice.
+# A tbf burst of 256 KiB (lib.sh's default is 32 KiB): the migration check moves MiBs per op, and
+# with the small burst a 472 Mbit/s link delivered 8 MiB in 300-310 ms (+-1.5-2.6% between
+# samples) against 290 ms (+-0.1%) with 256 KiB, 98% of the shaped rate at 400 and 472 Mbit/s alike
+# (ratio of the medians 1.165-1.183 for a rate ratio of 1.18, docs/emulation.md).
+export CCB_EMU_BURST=${CCB_EMU_BURST:-256kb}
 export CCB_EMU_MPIRUN_ARGS=${CCB_EMU_MPIRUN_ARGS---mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 2}
 
 usage() {

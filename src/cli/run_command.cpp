@@ -37,6 +37,9 @@ int run_main(int argc, char** argv) {
     options.local_rank = ch.local_rank();
     options.local_size = ch.local_size();
     options.channel = &ch;
+    // --groups: the backend's communicator is this rank's group (the session checked the layout).
+    if (config.groups.kind != groups::Kind::none)
+      options.group_color = groups::make_layout(config.groups, ch.size()).group_of(ch.rank());
     return make_backend(config.backend, options);
   };
   hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {

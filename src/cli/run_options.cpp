@@ -31,7 +31,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
 
-  std::string link_gbps;
+  std::string link_gbps, groups_spec = "none";
   std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench", config_path;
   SharedFlagText shared;
   app.add_option("--backend", config.backend, "mpi | nccl")->default_val(config.backend);
@@ -45,6 +45,9 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
   app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
+  app.add_option("--groups", groups_spec,
+                 "concurrent communicators: mod:N (same rank mod N together), div:N (blocks of N), none")
+      ->default_str("none");
   app.add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
   app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
@@ -106,6 +109,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   } else {
     throw UsageError("--timing: expected ccbench or nccl-tests, got '" + timing + "'");
   }
+  config.groups = groups::parse(groups_spec);
   if (!link_gbps.empty()) {
     config.link_gbps = parse_finite(link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");

@@ -54,7 +54,7 @@ SideLink side_link(const Side& side) {
 std::string side_value(const Side& side, const Scope& scope, const std::string& key) {
   std::set<std::string> values;
   // Row-derived keys describe what was measured, so they look at the rows in scope.
-  if (key == "ops" || key == "dtype" || key == "redop" || key == "ranks") {
+  if (key == "ops" || key == "dtype" || key == "redop" || key == "ranks" || key == "groups") {
     for (const auto& f : side.files) {
       for (const auto& r : f.results) {
         if (!scope.contains(r.op, r.bytes)) continue;
@@ -62,6 +62,7 @@ std::string side_value(const Side& side, const Scope& scope, const std::string& 
         if (key == "dtype") values.insert(r.dtype);
         if (key == "redop") values.insert(r.redop);
         if (key == "ranks") values.insert(std::to_string(r.ranks));
+        if (key == "groups") values.insert(row_groups(r));
       }
     }
     return join_set(values);

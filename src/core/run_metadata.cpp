@@ -16,12 +16,14 @@ namespace r = meta_role;
 constexpr unsigned kDiffer = r::expected_to_differ;
 constexpr unsigned kClaim = r::claim_requirement;
 
-constexpr std::array<MetadataKey, 23> kKeys{{
+constexpr std::array<MetadataKey, 24> kKeys{{
     // Must match for a comparison to mean anything (also the spellings --allow-mismatch accepts).
     {"ops", "results[].op", r::must_match | r::per_row, ""},
     {"dtype", "results[].dtype", r::must_match | r::per_row, ""},
     {"redop", "results[].redop", r::must_match | r::per_row, ""},
     {"ranks", "results[].ranks", r::must_match | r::per_row, ""},
+    // --groups: concurrent groups' rows are never pooled with, or compared to, a lone communicator's.
+    {"groups", "results[].groups.spec", r::must_match | r::per_row, ""},
     {"ranks_per_node", "system.ranks_per_node", r::must_match, ""},
     {"timing", "config.timing", r::must_match, ""},
     {"iteration_policy", "config.iters", r::must_match, ""},
@@ -198,6 +200,14 @@ std::string RunMetadata::text(std::string_view key) const {
     v = version(key);
   }
   return v.value_or("");
+}
+
+std::string row_groups(const ResultRow& row) {
+  const auto g = row.extra.find("groups");
+  if (g == row.extra.end() || !g->is_object()) return "none";
+  const auto spec = g->find("spec");
+  if (spec == g->end() || !spec->is_string() || spec->get<std::string>().empty()) return "none";
+  return spec->get<std::string>();
 }
 
 void record_fabric(ResultFile& file, const FabricRecord& f) {

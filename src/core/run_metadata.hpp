@@ -69,6 +69,10 @@ class RunMetadata {
 // Text of a metadata JSON value: strings as they are, integral numbers without a decimal point.
 std::string metadata_text(const nlohmann::json& value);
 
+// The --groups SPEC a row was measured with ("mod:8"), "none" for a row of one communicator of every
+// rank (no `groups` field: every file before groups, imports). The per-row must-match key `groups`.
+std::string row_groups(const ResultRow& row);
+
 // What the fabric section of a new result file says.
 struct FabricRecord {
   std::string path;                       // shm, nvlink, efa, tcp, network, ...; "" = unknown

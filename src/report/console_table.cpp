@@ -12,16 +12,19 @@ double ci_percent(const ResultRow& row) {
   return 100.0 * std::max(t.median - t.ci95_lo, t.ci95_hi - t.median) / t.median;
 }
 
-std::string table_header(const std::string& op, int trial, int trials) {
+std::string table_header(const std::string& op, int trial, int trials, bool groups) {
   std::string out =
       trials > 1 ? fmt::format("#\n# {}  (trial {}/{})\n#\n", op, trial + 1, trials) : fmt::format("#\n# {}\n#\n", op);
-  out += fmt::format("# {:>62}{:>40}\n", "out-of-place", "in-place");
-  out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}\n",
+  out += fmt::format("# {:>62}{:>40}", "out-of-place", "in-place");
+  out += groups ? fmt::format("{:>22}\n", "all groups") : "\n";
+  out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "ci", "time",
                      "algbw", "busbw", "#wrong", "ci");
-  out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}\n",
+  out += groups ? fmt::format(" {:>9} {:>9}\n", "aggbw", "aggbw") : "\n";
+  out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(±%)", "(us)", "(GB/s)",
                      "(GB/s)", "", "(±%)");
+  out += groups ? fmt::format(" {:>9} {:>9}\n", "(GB/s)", "(GB/s)") : "\n";
   return out;
 }
 
@@ -37,13 +40,25 @@ std::string variant_columns(const ResultRow* row) {
                      ci_percent(*row));
 }
 
+// The aggregate busbw of all concurrent groups (row field groups.busbw_gbps_aggregate), or "-".
+std::string aggregate_column(const ResultRow* row) {
+  if (row == nullptr || !row->extra.contains("groups")) return fmt::format(" {:>9}", "-");
+  const auto& g = row->extra["groups"];
+  if (!g.is_object() || !g.contains("busbw_gbps_aggregate") || !g["busbw_gbps_aggregate"].is_number())
+    return fmt::format(" {:>9}", "-");
+  return fmt::format(" {:>9.2f}", g["busbw_gbps_aggregate"].get<double>());
+}
+
 }  // namespace
 
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place) {
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups) {
   const ResultRow* any = out_of_place != nullptr ? out_of_place : in_place;
   if (any == nullptr) return "";
-  return fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>5}", any->bytes, any->count, any->dtype, any->redop, any->root) +
-         variant_columns(out_of_place) + variant_columns(in_place) + "\n";
+  std::string line =
+      fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>5}", any->bytes, any->count, any->dtype, any->redop, any->root) +
+      variant_columns(out_of_place) + variant_columns(in_place);
+  if (groups) line += aggregate_column(out_of_place) + aggregate_column(in_place);
+  return line + "\n";
 }
 
 }  // namespace ccbench::report

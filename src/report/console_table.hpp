@@ -8,10 +8,11 @@
 
 namespace ccbench::report {
 
-// Title line and the three header lines, for one op (and trial when there are several).
-std::string table_header(const std::string& op, int trial, int trials);
+// Title line and the three header lines, for one op (and trial when there are several). `groups`
+// (a --groups run) adds the aggregate busbw of all groups, out-of-place and in-place, at the end.
+std::string table_header(const std::string& op, int trial, int trials, bool groups = false);
 // One line per size: the out-of-place and in-place results side by side (either may be null).
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place);
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups = false);
 // Relative half-width of the median's 95% CI, in percent (0 when unknown).
 double ci_percent(const ResultRow& row);
 

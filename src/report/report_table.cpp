@@ -10,11 +10,12 @@
 #include <tuple>
 #include <vector>
 
+#include "core/host_load_note.hpp"
+#include "core/run_metadata.hpp"
 #include "report/console_table.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
-#include "core/host_load_note.hpp"
 
 namespace ccbench::report {
 
@@ -29,6 +30,14 @@ std::string render_table(const ReportInput& input) {
                     meta(file, "system", "instance_type"), meta(file, "system", "nodes"), meta(file, "system", "ranks"),
                     meta(file, "fabric", "path"), meta(file, "fabric", "generation"), file.run.status);
     if (const auto busy = busy_host_note(file.system)) out += "# " + *busy + "\n";
+    // A --groups run: its layout, and the aggregate busbw of all groups as the last columns.
+    const bool grouped =
+        std::ranges::any_of(file.results, [](const ResultRow& r) { return r.extra.contains("groups"); });
+    if (const auto g = file.config.find("groups"); g != file.config.end() && g->is_object()) {
+      const auto text = [&](const char* key) { return g->contains(key) ? metadata_text((*g)[key]) : std::string("?"); };
+      out += fmt::format("# groups {} | {} concurrent groups of {} ranks | up to {} node(s) per group\n", text("spec"),
+                         text("count"), text("ranks_per_group"), text("nodes_per_group"));
+    }
     // One table per (op, backend, dtype, redop) and trial, in the order the rows appear.
     using TableKey = std::tuple<std::string, std::string, std::string, std::string, int>;
     std::vector<TableKey> order;
@@ -53,8 +62,8 @@ std::string render_table(const ReportInput& input) {
     const int ntrials = static_cast<int>(trials.size());
     for (const auto& key : order) {
       const auto& [op, backend, dtype, redop, trial] = key;
-      out += table_header(op + " (" + backend + ")", trial, ntrials);
-      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second);
+      out += table_header(op + " (" + backend + ")", trial, ntrials, grouped);
+      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, grouped);
     }
     out += "\n";
   }

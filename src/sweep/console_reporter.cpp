@@ -17,10 +17,11 @@ ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std:
       title_suffix_(std::move(title_suffix)),
       table_(table),
       progress_out_(progress),
-      show_progress_(show_progress(config)) {}
+      show_progress_(show_progress(config)),
+      groups_(config.groups.kind != groups::Kind::none) {}
 
 void ConsoleReporter::on_op_begin(int trial, Op op) {
-  std::fputs(report::table_header(std::string(name(op)) + title_suffix_, trial, trials_).c_str(), table_);
+  std::fputs(report::table_header(std::string(name(op)) + title_suffix_, trial, trials_, groups_).c_str(), table_);
   std::fflush(table_);
 }
 
@@ -34,7 +35,7 @@ void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
   const ResultRow* out_of_place = nullptr;
   const ResultRow* in_place = nullptr;
   for (const auto& row : rows) (row.in_place ? in_place : out_of_place) = &row;
-  std::fputs(report::table_row(out_of_place, in_place).c_str(), table_);
+  std::fputs(report::table_row(out_of_place, in_place, groups_).c_str(), table_);
   std::fflush(table_);
 }
 

@@ -29,6 +29,7 @@ class ConsoleReporter final : public SweepObserver {
   std::FILE* table_;
   std::FILE* progress_out_;
   bool show_progress_ = false;
+  bool groups_ = false;  // --groups: the aggregate busbw columns
 };
 
 // Whether the progress line is shown: --progress always, or auto when stderr is a terminal.

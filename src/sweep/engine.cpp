@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "core/bandwidth.hpp"
@@ -22,6 +24,36 @@ constexpr int kMaxBatch = 1024;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// What a group's rank 0 sends to the job's rank 0 after a case: the group, its wrong elements and
+// its time of every sample, as raw bytes (exact doubles).
+struct GroupTimes {
+  int group = 0;
+  std::uint64_t wrong = 0;
+  std::vector<double> samples_us;
+};
+
+std::string encode(const GroupTimes& t) {
+  std::string out(sizeof t.group + sizeof t.wrong + t.samples_us.size() * sizeof(double), '\0');
+  char* at = out.data();
+  std::memcpy(at, &t.group, sizeof t.group);
+  std::memcpy(at + sizeof t.group, &t.wrong, sizeof t.wrong);
+  if (!t.samples_us.empty())
+    std::memcpy(at + sizeof t.group + sizeof t.wrong, t.samples_us.data(), t.samples_us.size() * sizeof(double));
+  return out;
+}
+
+GroupTimes decode(const std::string& bytes) {
+  GroupTimes t;
+  constexpr std::size_t head = sizeof t.group + sizeof t.wrong;
+  if (bytes.size() < head || (bytes.size() - head) % sizeof(double) != 0)
+    throw std::runtime_error("a group's times arrived incomplete");
+  std::memcpy(&t.group, bytes.data(), sizeof t.group);
+  std::memcpy(&t.wrong, bytes.data() + sizeof t.group, sizeof t.wrong);
+  t.samples_us.resize((bytes.size() - head) / sizeof(double));
+  if (!t.samples_us.empty()) std::memcpy(t.samples_us.data(), bytes.data() + head, bytes.size() - head);
+  return t;
 }
 
 }  // namespace
@@ -95,6 +127,9 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   params.redop = c.redop;
   params.root = c.root < 0 ? 0 : c.root;
 
+  GroupTimes mine_group;  // --groups: this group's wrong elements and time of every sample (group root)
+  if (grouped()) mine_group.group = groups_.layout->group_of(channel_.rank());
+
   ResultRow row;
   row.op = std::string(name(c.op));
   row.backend = std::string(backend_.name());
@@ -113,9 +148,10 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   if (config_.check) {
     backend_.launch(c);
     backend_.synchronize();
-    if (corrupt_rank_ == c.rank) backend_.corrupt_output_for_test(c);
+    if (corrupt_rank_ == channel_.rank()) backend_.corrupt_output_for_test(c);  // the world rank
     const std::uint64_t local_wrong = backend_.verify(c, params);
     row.wrong = channel_.sum_all(local_wrong);
+    if (grouped()) mine_group.wrong = groups_.channel->sum_all(local_wrong);
     if (c.in_place) backend_.fill(c, params);
   }
 
@@ -148,6 +184,17 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     }
     if (config_.per_rank) mine.samples_us.insert(mine.samples_us.end(), local.begin(), local.end());
     watchdog_.arm(Phase::aggregate, iteration);
+    if (grouped()) {
+      // Each group's own time of every sample: its slowest rank (or mean, nccl-tests timing).
+      std::vector<double> group = local;
+      if (config_.timing == TimingMethod::nccl_tests) {
+        groups_.channel->mean_to_root(group);
+      } else {
+        groups_.channel->max_to_root(group);
+      }
+      if (groups_.channel->is_root())
+        mine_group.samples_us.insert(mine_group.samples_us.end(), group.begin(), group.end());
+    }
     if (config_.timing == TimingMethod::nccl_tests) {
       channel_.mean_to_root(local);
     } else {
@@ -173,6 +220,23 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
       row.extra["per_rank"] = per_rank::summarize(ranks);
     }
   }
+  std::vector<std::vector<double>> group_samples;
+  std::vector<std::uint64_t> group_wrong;
+  if (grouped()) {
+    const std::vector<std::string> all =
+        channel_.gather_to_root(groups_.channel->is_root() ? encode(mine_group) : std::string());
+    const auto count = static_cast<std::size_t>(groups_.layout->count);
+    group_samples.resize(count);
+    group_wrong.resize(count);
+    for (const std::string& bytes : all) {
+      if (bytes.empty()) continue;
+      GroupTimes t = decode(bytes);
+      if (t.group < 0 || static_cast<std::size_t>(t.group) >= count)
+        throw std::runtime_error("a group's times name no group");
+      group_samples[static_cast<std::size_t>(t.group)] = std::move(t.samples_us);
+      group_wrong[static_cast<std::size_t>(t.group)] = t.wrong;
+    }
+  }
   watchdog_.arm(Phase::finish);
 
   if (channel_.is_root()) {
@@ -181,6 +245,10 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     row.algbw_gbps = algbw_gbps(row.bytes, s.median);
     row.busbw_gbps = busbw_gbps(c.op, c.nranks, row.bytes, s.median);
     row.ci_target_met = ci_met;
+    if (grouped()) {
+      row.extra["groups"] = groups::row_json(*groups_.layout, groups_.nodes_per_group, c.op, row.bytes, group_samples,
+                                             s.median, group_wrong);
+    }
   }
   return row;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "core/groups.hpp"
 #include "core/result.hpp"
 #include "sweep/channel.hpp"
 #include "sweep/plan.hpp"
@@ -27,6 +28,15 @@ class SweepObserver {
   virtual void on_size_done(int /*trial*/, Op /*op*/, std::span<const ResultRow> /*rows*/) {}
 };
 
+// Concurrent groups (--groups): the layout and this rank's group channel (ControlChannel::split of
+// the job's channel by group). The engine still takes every barrier, decision and the row's time
+// over the job's channel; the group channel only forms each group's own time of every sample.
+struct EngineGroups {
+  const groups::Layout* layout = nullptr;
+  ControlChannel* channel = nullptr;
+  int nodes_per_group = 1;  // the most hosts any group spans (recorded in each row)
+};
+
 struct SweepTotals {
   std::uint64_t wrong = 0;
   std::size_t results = 0;
@@ -40,11 +50,15 @@ class Engine {
   Engine(const RunConfig& config, const Plan& plan, Backend& backend, ControlChannel& channel, Watchdog& watchdog,
          SweepObserver& observer);
 
+  // Measure concurrent groups (docs/method.md "Concurrent groups"): call before run().
+  void set_groups(const EngineGroups& groups) { groups_ = groups; }
+
   SweepTotals run();
 
  private:
   ResultRow measure(int trial, const CaseSpec& c);
   int choose_batch(const CaseSpec& c);
+  bool grouped() const { return groups_.layout != nullptr && groups_.layout->grouped(); }
 
   const RunConfig& config_;
   const Plan& plan_;
@@ -52,6 +66,7 @@ class Engine {
   ControlChannel& channel_;
   Watchdog& watchdog_;
   SweepObserver& observer_;
+  EngineGroups groups_;
   int corrupt_rank_ = -1;  // CCBENCH_TEST_CORRUPT_RANK: test-only hook, see docs/method.md
 };
 

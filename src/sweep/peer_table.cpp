@@ -41,6 +41,7 @@ PeerTable PeerTable::exchange(ControlChannel& channel) {
     std::istringstream in(all[r]);
     Peer peer{static_cast<int>(r), "", 0};
     in >> peer.host >> peer.pid;
+    table.hostnames_.push_back(peer.host.substr(0, peer.host.find('|')));
     if (static_cast<int>(r) != channel.rank()) table.peers_.push_back(peer);
   }
   return table;

@@ -17,6 +17,8 @@ class PeerTable {
   std::string describe_failed_peers() const;
   // Peers on rank 0's host that are stopped (SIGSTOP): "rank 1 (pid 4242) is stopped", or "".
   std::string describe_stopped_peers() const;
+  // Every rank's hostname in rank order, this rank's included (rank 0 only; empty elsewhere).
+  const std::vector<std::string>& hostnames() const { return hostnames_; }
 
  private:
   struct Peer {
@@ -27,6 +29,7 @@ class PeerTable {
   std::string describe(bool stopped) const;
   std::vector<Peer> peers_;
   std::string my_host_;
+  std::vector<std::string> hostnames_;
 };
 
 }  // namespace ccbench

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/groups.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 
@@ -35,6 +36,8 @@ struct RunConfig {
   int trials = 1;
   bool check = true;
   bool per_rank = false;  // --per-rank: each rank's median and last arrivals in every row
+  // --groups SPEC: concurrent communicators running the same op (docs/method.md "Concurrent groups").
+  groups::Spec groups;
   InPlaceMode in_place = InPlaceMode::both;
   TimingMethod timing = TimingMethod::ccbench;
   int batch = 0;  // ops per sample; 0 = chosen from the warm-up time

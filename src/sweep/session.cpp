@@ -1,6 +1,7 @@
 #include "sweep/session.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -39,6 +40,21 @@ class RecordingObserver final : public SweepObserver {
   SweepObserver& console_;
 };
 
+// The console's one line about --groups, before the tables, e.g.
+// "# groups mod:2: 2 concurrent groups of 2 ranks: [0,2] on ccb-h0,ccb-h1; [1,3] on ccb-h0,ccb-h1"
+std::string describe_groups(const nlohmann::json& layout) {
+  std::string out = fmt::format(
+      "# groups {}: {} concurrent groups of {} ranks, each on up to {} node(s):", layout["spec"].get<std::string>(),
+      layout["count"].get<int>(), layout["ranks_per_group"].get<int>(), layout["nodes_per_group"].get<int>());
+  const auto& ranks = layout["world_ranks"];
+  const auto& hosts = layout["hosts"];
+  for (std::size_t g = 0; g < ranks.size(); ++g) {
+    out += fmt::format("{} [{}] on {}", g == 0 ? "" : ";", fmt::join(ranks[g].get<std::vector<int>>(), ","),
+                       fmt::join(hosts[g].get<std::vector<std::string>>(), ","));
+  }
+  return out + "\n";
+}
+
 double peak_rss_bytes() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -63,7 +79,7 @@ int RunSession::usage_error(const std::string& message) const {
 
 // Backend and plan, agreed on by every rank before anything is measured or written. Returns the
 // error every rank agreed on, or "".
-std::string RunSession::set_up(std::unique_ptr<Backend>& backend, Plan& plan) {
+std::string RunSession::set_up(std::unique_ptr<Backend>& backend, Plan& plan, const groups::Layout& layout) {
   try {
     std::string error;
     try {
@@ -75,7 +91,8 @@ std::string RunSession::set_up(std::unique_ptr<Backend>& backend, Plan& plan) {
     }
     agree_or_throw(channel_, error);
     try {
-      plan = make_plan(config_, *backend, channel_.size(), channel_.rank());
+      // With --groups every case is one group's: its size and this rank's rank within it.
+      plan = make_plan(config_, *backend, layout.ranks_per_group, layout.rank_in_group(channel_.rank()));
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -119,13 +136,28 @@ int RunSession::run() {
                            std::_Exit(event.exit_code);
                          });
   setup_watchdog->arm(Phase::setup);
+  // --groups: the layout (pure arithmetic, the same on every rank) and this rank's group channel,
+  // which the engine uses for each group's own time (the backend makes its own communicator).
+  groups::Layout layout;
+  try {
+    layout = groups::make_layout(config_.groups, channel_.size());
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
+  std::unique_ptr<ControlChannel> group_channel;
+  if (layout.grouped()) group_channel = channel_.split(layout.group_of(channel_.rank()));
   std::unique_ptr<Backend> backend;
   Plan plan;
-  if (std::string error = set_up(backend, plan); !error.empty()) return usage_error(error);
+  if (std::string error = set_up(backend, plan, layout); !error.empty()) return usage_error(error);
   if (std::string error = check_memory(*backend, plan); !error.empty()) return usage_error(error);
 
   const PeerTable peers = PeerTable::exchange(channel_);
   ResultFile header = hooks_.describe(channel_, *backend, plan);
+  EngineGroups engine_groups{&layout, group_channel.get(), 1};
+  if (layout.grouped() && channel_.is_root()) {
+    header.config["groups"] = groups::layout_json(layout, groups::group_hosts(layout, peers.hostnames()));
+    engine_groups.nodes_per_group = header.config["groups"]["nodes_per_group"].get<int>();
+  }
   // The writer checks the path now and writes nothing until the first result: an exit 2 from here
   // on, or a run killed before its first result, leaves an existing file as it was.
   std::unique_ptr<ResultWriter> writer;
@@ -147,16 +179,18 @@ int RunSession::run() {
     }
     for (const auto& skip : plan.skipped)
       std::fprintf(stderr, "%s: skipped %s: %s\n", command, skip.what.c_str(), skip.reason.c_str());
+    if (layout.grouped()) std::fputs(describe_groups(header.config["groups"]).c_str(), stdout);
   }
   setup_watchdog.reset();  // measure() has its own, which saves what finished
-  const int exit = measure(*backend, plan, peers, writer.get());
+  const int exit = measure(*backend, plan, peers, writer.get(), engine_groups);
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;
 }
 
 // The sweep and its end: the engine with the observers, peak memory and the backend's final
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
-int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer) {
+int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
+                        const EngineGroups& groups) {
   const int rank = channel_.rank();
   const char* command = hooks_.command.c_str();
   Backend* backend_ptr = &backend;
@@ -177,10 +211,14 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
       std::unique_ptr<SweepObserver> console =
           hooks_.observer ? hooks_.observer(plan, backend) : std::make_unique<ConsoleReporter>(plan, config_);
       RecordingObserver output(*writer, *console);
-      totals = Engine(config_, plan, backend, channel_, watchdog, output).run();
+      Engine engine(config_, plan, backend, channel_, watchdog, output);
+      engine.set_groups(groups);
+      totals = engine.run();
     } else {
       SweepObserver quiet;
-      Engine(config_, plan, backend, channel_, watchdog, quiet).run();
+      Engine engine(config_, plan, backend, channel_, watchdog, quiet);
+      engine.set_groups(groups);
+      engine.run();
     }
     watchdog.arm(Phase::finish);
     const double peak_rss = channel_.max_all(peak_rss_bytes());

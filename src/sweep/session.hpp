@@ -66,9 +66,10 @@ class RunSession {
   int usage_error(const std::string& message) const;
 
  private:
-  std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan);
+  std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan, const groups::Layout& layout);
   std::string check_memory(const Backend& backend, const Plan& plan);
-  int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer);
+  int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
+              const EngineGroups& groups);
   int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
              const nlohmann::json& final_metadata);
 

@@ -72,8 +72,8 @@ void copy_text(char (&dst)[N], std::string_view src) {
   dst[n] = '\0';
 }
 
-// What each rank tells the others at setup, gathered and broadcast over the control channel: whether its GPU is usable and
-// which GPU it is (for the duplicate check and the result file).
+// What each rank tells the others at setup, gathered and broadcast over the control channel: whether its GPU is usable
+// and which GPU it is (for the duplicate check and the result file).
 struct RankRecord {
   char host[128];
   char bus_id[32];
@@ -203,9 +203,13 @@ class NcclBackend final : public Backend {
 
   BackendOptions options_;
   ControlChannel& channel_;  // set-up exchanges and the final gather; never MPI directly
-  std::string path_;  // nvlink | efa | all
-  int rank_ = 0;
+  std::string path_;         // nvlink | efa | all
+  int rank_ = 0;             // in the job's control channel (the NCCL log, EFA counters, the final gather)
   int nranks_ = 1;
+  // The NCCL communicator's ranks: the job's, or this rank's group (BackendOptions::group_color).
+  int comm_rank_ = 0;
+  int comm_size_ = 1;
+  std::unique_ptr<ControlChannel> group_channel_;  // --groups: the unique id goes over this
   int nodes_ = 1;
   int device_ = 0;
   int cc_major_ = 0;
@@ -285,6 +289,8 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
   }
   rank_ = channel_.rank();
   nranks_ = channel_.size();
+  comm_rank_ = rank_;
+  comm_size_ = nranks_;
 
   // Everything before the first NCCL call: NCCL reads its environment once.
   setup_environment();
@@ -385,8 +391,17 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
     ncclGetVersion(&nccl_runtime_version_);
     alltoall_ = find_alltoall(nccl_runtime_version_);
 
+    // --groups: one communicator per group. The group's rank 0 makes its unique id and sends it to
+    // the group over a split of the control channel; the GPU stays the node's (local_rank).
+    ControlChannel* id_channel = &channel_;
+    if (options.group_color >= 0) {
+      group_channel_ = channel_.split(options.group_color);
+      id_channel = group_channel_.get();
+      comm_rank_ = group_channel_->rank();
+      comm_size_ = group_channel_->size();
+    }
     UniqueIdMessage message{};
-    if (rank_ == 0) {
+    if (comm_rank_ == 0) {
       const ncclResult_t r = ncclGetUniqueId(&message.id);
       if (r != ncclSuccess) {
         copy_text(message.error,
@@ -394,7 +409,7 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
       }
     }
     const std::string sent =
-        channel_.broadcast(std::string(reinterpret_cast<const char*>(&message), sizeof message));
+        id_channel->broadcast(std::string(reinterpret_cast<const char*>(&message), sizeof message));
     if (sent.size() != sizeof message) throw BackendError("--backend nccl: the NCCL unique id did not arrive");
     std::memcpy(static_cast<void*>(&message), sent.data(), sizeof message);
     if (message.error[0] != '\0') throw BackendError("--backend nccl: " + std::string(message.error));
@@ -483,7 +498,7 @@ void NcclBackend::init_communicator(const ncclUniqueId& id) {
   // always break a hang (docs/nccl-backend.md).
   config.blocking = 0;
   ncclComm_t comm = nullptr;
-  ncclResult_t r = ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config);
+  ncclResult_t r = ncclCommInitRankConfig(&comm, comm_size_, id, comm_rank_, &config);
   const double timeout_s = init_timeout_s();
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   while (r == ncclInProgress && comm != nullptr) {
@@ -677,7 +692,7 @@ void NcclBackend::enqueue(const CaseSpec& c) {
       nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
         const std::size_t block = count * info(c.dtype).size_bytes;
         ncclResult_t first_error = ncclGroupStart();
-        for (int peer = 0; peer < nranks_ && first_error == ncclSuccess; ++peer) {
+        for (int peer = 0; peer < comm_size_ && first_error == ncclSuccess; ++peer) {
           const auto offset = static_cast<std::size_t>(peer) * block;
           first_error = ncclSend(static_cast<const char*>(send) + offset, count, type, peer, comm, stream_);
           if (first_error == ncclSuccess) {
@@ -783,7 +798,7 @@ nlohmann::json NcclBackend::metadata() const {
 
   // The largest nominal size (-e) whose out-of-place buffers fit this GPU's budget, per op.
   const std::uint64_t budget = memory_budget_bytes(1);
-  const auto n = static_cast<std::uint64_t>(nranks_);
+  const auto n = static_cast<std::uint64_t>(comm_size_);
   meta["gpu_buffer_budget_bytes"] = budget;
   meta["largest_bytes"] = {{"allreduce", budget / 2},
                            {"broadcast", budget / 2},

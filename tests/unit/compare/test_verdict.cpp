@@ -231,6 +231,29 @@ TEST(Metadata, MustMatchKeysGiveNotComparableUnlessAllowed) {
   EXPECT_THROW(compare_sides(b, c, o), UsageError);
 }
 
+// Concurrent groups (run --groups): rows of two groups of N ranks are not those of N ranks alone,
+// though `ranks` (the group's size) matches; rows without the field are "none".
+TEST(Metadata, GroupedRowsAreNotComparableWithLoneOnes) {
+  auto c = make_side("candidate", model(1.0, 2));
+  for (auto& f : c.files)
+    for (auto& row : f.results) row.extra["groups"] = {{"spec", "mod:2"}, {"count", 2}};
+  const auto b = make_side("baseline", model(1.0, 1));
+  CompareOptions o;
+  o.resamples = 100;
+  const auto r = compare_sides(b, c, o);
+  EXPECT_EQ(r.verdict, Verdict::not_comparable);
+  EXPECT_EQ(r.mismatches, (std::vector<std::string>{"groups"}));
+  EXPECT_NE(r.reason.find("groups differs (none vs mod:2"), std::string::npos) << r.reason;
+  o.allow_mismatch = {"groups"};
+  EXPECT_NE(compare_sides(b, c, o).verdict, Verdict::not_comparable);
+  // The same grouping on both sides compares.
+  auto b2 = make_side("baseline", model(1.0, 1));
+  for (auto& f : b2.files)
+    for (auto& row : f.results) row.extra["groups"] = {{"spec", "mod:2"}, {"count", 2}};
+  o.allow_mismatch = {};
+  EXPECT_NE(compare_sides(b2, c, o).verdict, Verdict::not_comparable);
+}
+
 TEST(Metadata, ExpectedDifferencesAreListedAndRequirementsChecked) {
   RunModel cand = model(1.18, 2);
   cand.instance_type = "p6-b200.48xlarge";
