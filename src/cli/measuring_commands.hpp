@@ -18,6 +18,7 @@ inline constexpr MeasuringCommand kMeasuringCommands[] = {
     {"run", "collective sweep (launch with mpirun or srun)"},
     {"fabric", "libfabric latency and bandwidth between 2 ranks (launch with mpirun -np 2)"},
     {"info", "discovered system as JSON (shell or mpirun)"},
+    {"congestion", "congestion impact factor: measured tests alone and beside congestor patterns (mpirun)"},
 };
 
 inline constexpr std::string_view kMeasureExecutable = "ccbench-measure";

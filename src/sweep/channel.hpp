@@ -16,6 +16,17 @@
 
 namespace ccbench {
 
+// A barrier begun without blocking (ControlChannel::start_barrier): the ranks that are done with a
+// phase can signal the ranks still busy in a loop of their own, which poll between their steps.
+class PendingBarrier {
+ public:
+  virtual ~PendingBarrier() = default;
+  // Whether every rank of the channel has begun the barrier (never blocks; drives progress).
+  virtual bool test() = 0;
+  // Blocks until every rank has begun it.
+  virtual void wait() = 0;
+};
+
 class ControlChannel {
  public:
   virtual ~ControlChannel() = default;
@@ -46,6 +57,12 @@ class ControlChannel {
   // channel's rank order (concurrent groups, `ccbench congestion`'s measured and congestor sets).
   // local_rank/local_size stay those of the node, not of the group.
   virtual std::unique_ptr<ControlChannel> split(int color) = 0;
+
+  // Collective, non-blocking: begins a barrier and returns at once (MPI_Ibarrier). Every rank
+  // begins it in the same order as the channel's other collectives and makes no other call on
+  // this channel until its test() was true or wait() returned (`ccbench congestion`: the measured
+  // set's "done" reaches the congestors, who poll it between their ops).
+  virtual std::unique_ptr<PendingBarrier> start_barrier() = 0;
 
   // Every rank passes its error ("" = ok); all learn whether any failed. The message is combined
   // on rank 0 ("rank 1: ..." for other ranks' distinct messages) and returned on every rank.
@@ -97,6 +114,15 @@ class LocalChannel final : public ControlChannel {
   void max_to_root(std::vector<double>&) override {}
   void mean_to_root(std::vector<double>&) override {}
   std::unique_ptr<ControlChannel> split(int) override { return std::make_unique<LocalChannel>(); }
+  // One rank: the barrier is complete as soon as it begins.
+  std::unique_ptr<PendingBarrier> start_barrier() override {
+    struct Done final : PendingBarrier {
+      bool test() override { return true; }
+      void wait() override {}
+    };
+    ++barriers_;
+    return std::make_unique<Done>();
+  }
 
   // Barriers so far (the engine takes one before every sample).
   std::uint64_t barriers() const { return barriers_; }

@@ -60,6 +60,46 @@ void MpiChannel::check(int rc, const char* what) const {
   throw PeerFailure(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
+namespace {
+
+// MPI_Ibarrier's request; a failure of the channel (a peer gone) throws PeerFailure like the rest.
+class MpiPendingBarrier final : public PendingBarrier {
+ public:
+  explicit MpiPendingBarrier(MPI_Request request) : request_(request) {}
+  ~MpiPendingBarrier() override {
+    // Never leave a request behind: a barrier nobody waited for still completes once every rank
+    // has begun it (the protocol makes every rank begin it), so this wait ends.
+    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
+  bool test() override {
+    if (request_ == MPI_REQUEST_NULL) return true;
+    int done = 0;
+    if (MPI_Test(&request_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      request_ = MPI_REQUEST_NULL;
+      throw PeerFailure("MPI_Test of a barrier failed");
+    }
+    return done != 0;
+  }
+  void wait() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    if (MPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      request_ = MPI_REQUEST_NULL;
+      throw PeerFailure("MPI_Wait of a barrier failed");
+    }
+  }
+
+ private:
+  MPI_Request request_;
+};
+
+}  // namespace
+
+std::unique_ptr<PendingBarrier> MpiChannel::start_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  return std::make_unique<MpiPendingBarrier>(request);
+}
+
 void MpiChannel::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 void MpiChannel::max_to_root(std::vector<double>& values) {

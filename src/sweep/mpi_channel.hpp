@@ -37,6 +37,7 @@ class MpiChannel final : public ControlChannel {
   void max_to_root(std::vector<double>& values) override;
   void mean_to_root(std::vector<double>& values) override;
   std::unique_ptr<ControlChannel> split(int color) override;
+  std::unique_ptr<PendingBarrier> start_barrier() override;
 
  private:
   void check(int rc, const char* what) const;

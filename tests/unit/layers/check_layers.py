@@ -17,6 +17,7 @@ NODES = {
     "report": "report/",
     "model": "model/",
     "screen": "screen/",
+    "congestion": "congestion/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
     "backends/mpi": "backends/mpi/",
     "backends/nccl": "backends/nccl/",
@@ -37,6 +38,7 @@ ALLOWED = {
     "report": {"core"},
     "model": {"core", "system"},
     "screen": {"core", "system", "compare", "import", "report", "model"},
+    "congestion": {"core", "compare"},
     "backends": {"core", "channel"},
     "backends/mpi": {"backends", "core", "system", "channel"},
     "backends/nccl": {"backends", "core", "system", "channel"},

@@ -47,6 +47,22 @@ class ThreadWorld {
     return out;
   }
 
+  // Non-blocking barrier number `n` (each rank's n-th start_barrier): arrive without waiting, then
+  // test or wait until every rank has arrived.
+  void arrive(unsigned long n) {
+    std::lock_guard lock(mutex_);
+    ++ibarriers_[n];
+    cv_.notify_all();
+  }
+  bool all_arrived(unsigned long n) {
+    std::lock_guard lock(mutex_);
+    return ibarriers_[n] == size_;
+  }
+  void wait_all(unsigned long n) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return ibarriers_[n] == size_; });
+  }
+
   // The sub-world of split number `split` and `color` (created by the first rank that asks).
   std::shared_ptr<ThreadWorld> sub_world(int split, int color, int size) {
     std::lock_guard lock(mutex_);
@@ -64,6 +80,7 @@ class ThreadWorld {
   bool draining_ = false;
   unsigned long generation_ = 0;
   std::map<std::pair<int, int>, std::shared_ptr<ThreadWorld>> subs_;
+  std::map<unsigned long, int> ibarriers_;
 };
 
 class ThreadChannel final : public ControlChannel {
@@ -110,6 +127,20 @@ class ThreadChannel final : public ControlChannel {
     return std::make_unique<ThreadChannel>(world_->sub_world(splits_++, color, new_size), new_rank);
   }
 
+  std::unique_ptr<PendingBarrier> start_barrier() override {
+    struct Pending final : PendingBarrier {
+      std::shared_ptr<ThreadWorld> world;
+      unsigned long n = 0;
+      bool test() override { return world->all_arrived(n); }
+      void wait() override { world->wait_all(n); }
+    };
+    auto pending = std::make_unique<Pending>();
+    pending->world = world_;
+    pending->n = ibarriers_++;
+    world_->arrive(pending->n);
+    return pending;
+  }
+
   int barriers = 0;  // barriers this rank took on this channel
 
  private:
@@ -141,6 +172,7 @@ class ThreadChannel final : public ControlChannel {
   std::shared_ptr<ThreadWorld> world_;
   int rank_;
   int splits_ = 0;
+  unsigned long ibarriers_ = 0;  // start_barrier calls so far
 };
 
 }  // namespace ccbench::testing
