@@ -92,7 +92,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   app.get_option("--json")->description(
       "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
   std::string measured_hosts, measured_ranks;
-  app.add_option("--backend", config.backend, "mpi (the only backend with group communicators here)")
+  app.add_option("--backend", config.backend, "mpi (the only backend congestion runs on so far)")
       ->default_val(config.backend);
   app.add_option("--measured-hosts", measured_hosts,
                  "hosts whose ranks are measured (default: the first 20% of the hosts, at least 2 ranks)");
@@ -126,6 +126,8 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     config.link_gbps = parse_finite(link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
   }
+  // NCCL has group communicators (--groups), but congestion would open one per pattern on each GPU,
+  // beside the measured one, a set-up no GPU has run yet (docs/congestion.md).
   if (config.backend != "mpi") {
     throw UsageError("--backend: congestion runs on mpi only (got '" + config.backend + "')");
   }

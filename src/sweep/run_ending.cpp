@@ -41,9 +41,12 @@ void end_run(std::string_view command, const Watchdog::Event& event, int rank, R
     std::fprintf(stderr, "%.*s: %zu finished results kept in %s (status %s)\n", static_cast<int>(command.size()),
                  command.data(), writer->result_count(), writer->path().c_str(), status.c_str());
   }
-  if (rank != 0 && event.signal == 0) {
-    // Every rank's watchdog fires at about the same time on a hang. The first rank to exit makes
-    // mpirun kill the rest, so ranks that hold no results wait a moment for rank 0 to save them.
+  if (rank != 0) {
+    // Ranks that hold no results wait a moment for rank 0 to save them. On a hang every rank's
+    // watchdog fires at about the same time and the first to exit makes mpirun kill the rest. On a
+    // signal the launcher sends it to every rank at once: a peer of rank 0's host that exited at
+    // once was seen by rank 0 as a failed peer ("failed", exit 4) where the user had interrupted
+    // the run (measured in CI: 1 of 2 wrapped SIGINTs). The launcher's SIGKILL may end the wait.
     std::fflush(stderr);
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
