@@ -6,7 +6,10 @@
 #   known_answer.sh 2x2   2 hosts x 2 ranks: ratio 1.18 (claim confirmed)
 source "$(dirname "$0")/common.sh"
 layout=${1:-2x1}
-tol=0.03
+# The geomean may sit this far from the rate ratio: the claim's verdict is the test, this bound
+# catches a gross error. Measured at 2x1 in this repository's CI runs: 1.139-1.171 at 8-16 MiB,
+# 1.157 at 16-32 MiB (each op's fixed overhead dilutes the ratio, docs/emulation.md).
+tol=0.04
 
 # check_verdict DIR RATE_RATIO EXPECTED_VERDICT EXPECTED_EXIT ACTUAL_EXIT
 check_verdict() {
@@ -39,14 +42,17 @@ case $layout in
     # Launches alternate between the fabrics (migrate.sh --alternate): with one side's 5 trials
     # run entirely before the other's, a CI host whose load changed in between measured 1.117
     # for the 1.18 rate ratio (inconclusive); alternating puts a load change on both sides.
+    # 16-32 MiB instead of the sweep's 8-16 MiB: each op also pays a fixed overhead c (TCP ramp,
+    # rendezvous, the reduction; 20-50 ms here) and the ratio measured is (T + c) / (T/1.18 + c); a
+    # quiet CI host gave 1.139 at 8-16 MiB with c near 50 ms, which twice the bytes lifts to ~1.16.
     rc=0
-    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118" --format text --alternate 5 || rc=$?
+    "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r118" --format text --alternate 5 -- -b 16M -e 32M || rc=$?
     check_verdict "$WORK/r118" 1.18 confirmed 0 "$rc"
     check_metadata "$WORK/r118/baseline/launch-001.json" v3 0.4 emulated-v3
     check_metadata "$WORK/r118/candidate/launch-005.json" v4 0.472 emulated-v4
     rc=0
     "$ROOT/scripts/emulate/migrate.sh" --out "$WORK/r100" --candidate emulated-v4-same-rate --alternate 5 \
-      --baseline-result "$WORK/r118/baseline" || rc=$?
+      --baseline-result "$WORK/r118/baseline" -- -b 16M -e 32M || rc=$?
     check_verdict "$WORK/r100" 1.00 refuted 1 "$rc"
     ;;
   2x2)
