@@ -36,14 +36,8 @@ struct GroupedRun {
 GroupedRun run_grouped(const std::string& spec, const std::vector<double>& op_us,
                        const std::vector<std::uint64_t>& wrong, TimingMethod timing = TimingMethod::ccbench) {
   const int n = static_cast<int>(op_us.size());
-  RunConfig config;
-  config.ops = {Op::allreduce};
-  config.sizes = {1000, 1000, 2.0, 0};
-  config.in_place = InPlaceMode::no;
-  config.warmup = 0;
-  config.batch = 1;
-  config.iters = 5;
-  config.timeout_s = 0;
+  RunConfig config = testing::two_size_allreduce_config(5);
+  config.sizes = {1000, 1000, 2.0, 0};  // one size
   config.timing = timing;
   config.groups = groups::parse(spec);
   const groups::Layout layout = groups::make_layout(config.groups, n);
