@@ -2,25 +2,31 @@
 
 namespace ccbench {
 
+std::uint64_t per_rank_count(std::uint64_t total_count, std::uint64_t element_bytes, int nranks) {
+  const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
+  const std::uint64_t per_16_bytes = element_bytes >= 16 ? 1 : 16 / element_bytes;
+  return (total_count / n) & ~(per_16_bytes - 1);
+}
+
 OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks) {
   const std::uint64_t elt = info(dtype).size_bytes;
   const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
   OpLayout layout;
   switch (op) {
     case Op::allgather:
-      layout.count = nominal_bytes / elt / n;
+      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
       layout.send_elements = layout.count;
       layout.recv_elements = layout.count * n;
       layout.bytes = layout.count * n * elt;
       break;
     case Op::reduce_scatter:
-      layout.count = nominal_bytes / elt / n;
+      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
       layout.send_elements = layout.count * n;
       layout.recv_elements = layout.count;
       layout.bytes = layout.count * n * elt;
       break;
     case Op::alltoall:
-      layout.count = nominal_bytes / elt / n;
+      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
       layout.send_elements = layout.count * n;
       layout.recv_elements = layout.count * n;
       layout.bytes = layout.count * n * elt;

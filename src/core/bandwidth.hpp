@@ -15,8 +15,14 @@ struct OpLayout {
   std::uint64_t recv_elements = 0;  // elements in each rank's receive buffer
 };
 
-// nccl-tests' rounding: the count is bytes / element size (divided by ranks for the ops whose S is
-// a total over ranks). A zero count means the size is too small for this op and rank count.
+// nccl-tests' per-rank count for the ops whose S is a total over ranks (allgather, reduce_scatter,
+// alltoall; all_gather.cu, reduce_scatter.cu, alltoall.cu): (count / nranks) & ~(16/eltSize - 1),
+// rounded down to a whole 16 bytes, so every rank's block (and each in-place offset) is 16-byte
+// aligned and counts, bytes and busbw match nccl-tests at every rank count (24, 48, ...).
+std::uint64_t per_rank_count(std::uint64_t total_count, std::uint64_t element_bytes, int nranks);
+
+// nccl-tests' rounding: the count is bytes / element size (per rank, as per_rank_count, for the ops
+// whose S is a total over ranks). A zero count means the size is too small for this op and rank count.
 OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks);
 
 // busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
