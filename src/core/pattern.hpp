@@ -4,7 +4,10 @@
 // check the same formulas the GPU uses. Values are small integers chosen so that every reduction is
 // exact in the narrowest type (fp8 e5m2 holds integers up to 8 exactly): sums draw summands from
 // [0, s] with s * nranks <= the type's exact-integer limit, products multiply at most one 2, and
-// avg sums to a multiple of nranks. See docs/method.md, "Correctness check".
+// avg sums to a multiple of nranks. The check stays informative at every rank count (up to 4096 and
+// beyond): where n ranks leave no room for a spread of values (sum beyond the limit, prod, min,
+// max, avg) one rank per element, its owner, contributes the element's only non-neutral value, so
+// a block that lands at another rank's place differs. See docs/method.md, "Correctness check".
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,7 @@ struct Params {
   bool is_signed = true;
   RedOp redop = RedOp::sum;
   int root = 0;
+  bool is_floating = false;  // DTypeInfo::is_floating: avg over many ranks differs (avg_scaled)
 };
 
 // The pattern repeats every kPeriod elements, so a host check compares against a table of one period
@@ -70,31 +74,60 @@ CCBENCH_HD std::int64_t sum_span(const Params& p) {
   return s > 3 ? 3 : s;
 }
 
+// avg of a floating type over more ranks than its exact-integer limit (n > 16 for fp8 e4m3, n > 8
+// for e5m2, n > 256 for bfloat16, n > 2048 for half): n*k no longer fits, so the owner gives k*2^j
+// (2^j the largest power of two within half the limit, so k <= 2 stays within it) and NCCL's result is that times its
+// scale, 1/n rounded to the type (a power of two times a value of the type: exact). expected_value then returns the
+// owner's k*2^j, which the check multiplies by the type's rounded 1/n.
+CCBENCH_HD bool avg_scaled(const Params& p) {
+  return p.redop == RedOp::avg && p.is_floating && p.nranks > p.exact_limit;
+}
+
+CCBENCH_HD std::int64_t largest_power_of_two_within(std::int64_t limit) {
+  std::int64_t v = 1;
+  while (v <= limit / 2) v *= 2;
+  return v;
+}
+
 // Input of `rank` at logical position `index` for a reduction with p.redop.
 CCBENCH_HD std::int64_t reduce_input(const Params& p, int rank, std::uint64_t index) {
   index %= kPeriod;
   const std::uint32_t h = mix(p.seed, static_cast<std::uint32_t>(rank), index);
+  const bool owner = rank == owner_rank(p, index);
   switch (p.redop) {
     case RedOp::sum: {
       const std::int64_t s = sum_span(p);
       if (s >= 1) return static_cast<std::int64_t>(below(h, static_cast<std::uint32_t>(s + 1)));
-      return rank == owner_rank(p, index) ? static_cast<std::int64_t>(h >> 31) : 0;
+      return owner ? static_cast<std::int64_t>(h >> 31) : 0;
     }
     case RedOp::prod: {
-      const bool two = rank == owner_rank(p, index) && (mix(p.seed, 0xFFFEu, index) >> 31) != 0;
+      const bool two = owner && (mix(p.seed, 0xFFFEu, index) >> 31) != 0;
       return two ? 2 : 1;
     }
+    // min and max: the owner's data value, the others the neutral end of the range ([-4, 4], or
+    // [0, 8] unsigned). Drawing every rank from the range would make min -4 and max 4 almost
+    // everywhere at a few dozen ranks: a check that no misplaced block can fail.
+    case RedOp::min:
+      if (owner) return data_value(p, rank, index);
+      return p.is_signed ? 4 : 8;
+    case RedOp::max:
+      if (owner) return data_value(p, rank, index);
+      return p.is_signed ? -4 : 0;
     case RedOp::avg: {
+      if (!owner) return 0;
+      if (avg_scaled(p)) {
+        return largest_power_of_two_within(p.exact_limit / 2) * static_cast<std::int64_t>(below(h, 3u));
+      }
       std::int64_t k = p.exact_limit / (p.nranks > 0 ? p.nranks : 1);
       k = k > 2 ? 2 : k;
-      if (rank != owner_rank(p, index)) return 0;
       return static_cast<std::int64_t>(p.nranks) * static_cast<std::int64_t>(below(h, static_cast<std::uint32_t>(k + 1)));
     }
     default: return data_value(p, rank, index);
   }
 }
 
-// The reduction over all ranks of reduce_input at `index`.
+// The reduction over all ranks of reduce_input at `index` (for avg_scaled, the owner's input: the
+// check applies the type's rounded 1/n).
 CCBENCH_HD std::int64_t reduced_value(const Params& p, std::uint64_t index) {
   std::int64_t acc = reduce_input(p, 0, index);
   for (int r = 1; r < p.nranks; ++r) {
@@ -106,7 +139,7 @@ CCBENCH_HD std::int64_t reduced_value(const Params& p, std::uint64_t index) {
       default: acc += v; break;  // sum, avg
     }
   }
-  if (p.redop == RedOp::avg) acc /= p.nranks;
+  if (p.redop == RedOp::avg && !avg_scaled(p)) acc /= p.nranks;
   return acc;
 }
 

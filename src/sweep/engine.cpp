@@ -124,6 +124,7 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   params.seed = config_.seed + static_cast<std::uint32_t>(trial) * 7919u;
   params.exact_limit = dtype.exact_int_limit;
   params.is_signed = dtype.is_signed;
+  params.is_floating = dtype.is_floating;
   params.redop = c.redop;
   params.root = c.root < 0 ? 0 : c.root;
 
