@@ -67,6 +67,9 @@ struct BackendOptions {
   std::string memory = "host";  // host | cuda
   bool want_rma = false;
   double probe_timeout_s = 30;  // the message each way that proves the peer is reachable
+  // The run session's set-up watchdog deadline (0 = none): a backend's own set-up timeouts end
+  // strictly inside it (core/deadlines.hpp).
+  double setup_watchdog_s = 0;
 };
 
 class Backend {

@@ -12,8 +12,9 @@
 #include <memory>
 
 #include "cli/run_metadata.hpp"
-#include "core/run_metadata.hpp"
+#include "core/deadlines.hpp"
 #include "core/error.hpp"
+#include "core/run_metadata.hpp"
 #include "fabric/fabric_backend.hpp"
 #include "fabric/fabric_options.hpp"
 #include "fabric/providers.hpp"
@@ -99,7 +100,9 @@ int fabric_main(int argc, char** argv) {
     options.memory = std::string(fabric::name(config.memory));
     options.want_rma =
         std::ranges::any_of(config.run.ops, [](Op op) { return op == Op::fabric_write || op == Op::fabric_read; });
-    options.probe_timeout_s = config.run.timeout_s > 0 ? std::min(config.run.timeout_s, 30.0) : 30.0;
+    options.setup_watchdog_s = setup_watchdog_s(config.run.timeout_s, kSetupTimeoutFloorS);
+    options.probe_timeout_s = inside_setup_watchdog_s(
+        config.run.timeout_s > 0 ? std::min(config.run.timeout_s, 30.0) : 30.0, options.setup_watchdog_s);
     return make_backend("libfabric", options);
   };
   hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {

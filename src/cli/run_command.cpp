@@ -6,6 +6,7 @@
 #include "cli/measuring_commands.hpp"
 #include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
+#include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "sweep/session.hpp"
@@ -37,6 +38,7 @@ int run_main(int argc, char** argv) {
     options.local_rank = ch.local_rank();
     options.local_size = ch.local_size();
     options.channel = &ch;
+    options.setup_watchdog_s = setup_watchdog_s(config.timeout_s, kSetupTimeoutFloorS);
     // --groups: the backend's communicator is this rank's group (the session checked the layout).
     if (config.groups.kind != groups::Kind::none)
       options.group_color = groups::make_layout(config.groups, ch.size()).group_of(ch.rank());

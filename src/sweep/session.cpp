@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/host_load_note.hpp"
 #include "sweep/console_reporter.hpp"
@@ -128,7 +129,7 @@ int RunSession::run() {
   // handler only says where and exits 3. The deadline is at least setup_timeout_floor_s, since -T is
   // sized for one collective and a large job's set-up takes longer than that.
   std::optional<Watchdog> setup_watchdog;
-  setup_watchdog.emplace(config_.timeout_s > 0 ? std::max(config_.timeout_s, hooks_.setup_timeout_floor_s) : 0.0,
+  setup_watchdog.emplace(setup_watchdog_s(config_.timeout_s, hooks_.setup_timeout_floor_s),
                          [command = hooks_.command, rank = channel_.rank()](const Watchdog::Event& event) {
                            std::fprintf(stderr, "%s: rank %d: %s (before the first measurement)\n", command.c_str(),
                                         rank, event.message.c_str());
