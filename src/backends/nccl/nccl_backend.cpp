@@ -1,27 +1,27 @@
 #include "backends/nccl/nccl_backend.hpp"
 
-#include <cuda_runtime.h>
-#include <dlfcn.h>
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <thread>
 #include <type_traits>
 
 #include "backends/nccl/efa_counters.hpp"
-#include "backends/nccl/nccl_kernels.hpp"
+#include "backends/nccl/nccl_api.hpp"
+#include "backends/nccl/nccl_comm.hpp"
 #include "backends/nccl/nccl_log_parse.hpp"
+#include "backends/nccl/nccl_log_tee.hpp"
 #include "backends/nccl/nccl_types.hpp"
 #include "core/error.hpp"
 #include "sweep/channel.hpp"
@@ -29,20 +29,14 @@
 namespace ccbench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// ncclCommInitRank over a slow or broken network must not wait forever (the watchdog is not armed
-// before the backend exists). Override with CCBENCH_NCCL_INIT_TIMEOUT (seconds, 0 = no limit).
-constexpr double kDefaultInitTimeoutS = 300.0;
-// How long the destructor lets ncclCommFinalize flush before falling back to ncclCommAbort.
-constexpr double kFinalizeTimeoutS = 10.0;
+// How long abort() (the watchdog thread) waits for the measuring thread to leave its current call
+// before it gives up freeing the communicator; the process ends right after.
+constexpr double kAbortWaitS = 2.0;
 
 std::string cuda_version_string(int v) {
   if (v <= 0) return "";
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
-
-std::string cuda_error(cudaError_t e) { return std::string(cudaGetErrorString(e)); }
 
 std::string hostname() {
   char name[256] = {};
@@ -53,16 +47,6 @@ std::string hostname() {
 std::string env_or(const char* name, const char* fallback = "") {
   const char* v = std::getenv(name);
   return v != nullptr ? v : fallback;
-}
-
-double init_timeout_s() {
-  const std::string text = env_or("CCBENCH_NCCL_INIT_TIMEOUT");
-  if (text.empty()) return kDefaultInitTimeoutS;
-  try {
-    return std::stod(text);
-  } catch (const std::exception&) {
-    throw UsageError("CCBENCH_NCCL_INIT_TIMEOUT: expected seconds, got '" + text + "'");
-  }
 }
 
 template <std::size_t N>
@@ -124,15 +108,6 @@ std::string describe(const CaseSpec& c) {
   return text + (c.in_place ? ", in-place)" : ", out-of-place)");
 }
 
-using AlltoAllFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-
-// ncclAlltoAll appeared in NCCL 2.28; resolved at run time so a binary built against 2.28 headers
-// still starts with an older libnccl.so.2 (grouped send/recv then).
-AlltoAllFn find_alltoall(int runtime_version) {
-  if (runtime_version < NCCL_VERSION(2, 28, 0)) return nullptr;
-  return reinterpret_cast<AlltoAllFn>(::dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;
@@ -140,26 +115,9 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// NCCL_DEBUG_FILE's %h and %p.
-std::string expand_debug_file(std::string pattern) {
-  for (std::size_t at = pattern.find('%'); at != std::string::npos && at + 1 < pattern.size();
-       at = pattern.find('%', at)) {
-    std::string value;
-    if (pattern[at + 1] == 'h')
-      value = hostname();
-    else if (pattern[at + 1] == 'p')
-      value = std::to_string(::getpid());
-    else
-      value = pattern.substr(at, 2);
-    pattern.replace(at, 2, value);
-    at += value.size();
-  }
-  return pattern;
-}
-
 class NcclBackend final : public Backend {
  public:
-  explicit NcclBackend(const BackendOptions& options);
+  NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std::function<void()> on_aborted);
   ~NcclBackend() override;
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -170,37 +128,39 @@ class NcclBackend final : public Backend {
   std::uint64_t memory_budget_bytes(int ranks_on_node) const override;
   void allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void fill(const CaseSpec& c, const pattern::Params& p) override;
-  void launch(const CaseSpec& c) override;
+  void launch(const CaseSpec& c) override { enqueue(c); }
   void synchronize() override { wait_stream(nullptr); }
   double time_batch_us(const CaseSpec& c, int batch) override;
   std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) override;
   void corrupt_output_for_test(const CaseSpec& c) override;
-  void abort() noexcept override;
+  void abort() noexcept override { comm_.abort_within(kAbortWaitS); }
   nlohmann::json metadata() const override;
   nlohmann::json final_metadata() override;
 
  private:
   void setup_environment();
-  void init_communicator(const ncclUniqueId& id);
   void release() noexcept;
-  // Runs an NCCL call on the communicator, then waits while it reports ncclInProgress
-  // (nonblocking communicator); throws with the case's description on an error.
-  template <typename F>
-  void nccl_call(const CaseSpec* c, const char* what, F&& f);
-  [[noreturn]] void nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result) const;
+  // Runs an NCCL call on the (blocking) communicator; throws with the case's description on an error.
+  void nccl_call(const CaseSpec* c, const char* what, const std::function<ncclResult_t(ncclComm_t)>& call);
+  [[noreturn]] void nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result);
   void check_cuda(cudaError_t e, const CaseSpec* c, const char* what) const;
+  std::string cuda_error(cudaError_t e) const { return api_.error_string(e); }
   // Polls until the stream (or event) completes, checking NCCL's async error between polls.
-  void wait_stream(const CaseSpec* c);
+  void wait_stream(const CaseSpec* c) { wait_event(nullptr, c); }
   void wait_event(cudaEvent_t event, const CaseSpec* c);
   void check_async(const CaseSpec* c);
-  [[noreturn]] static void park();
   void enqueue(const CaseSpec& c);
+  // -G: the case's graph, captured and instantiated in set-up (fill), never inside a timed region.
   void prepare_graph(const CaseSpec& c);
+  // One small allreduce at set-up, so NCCL connects (and logs its transports) before metadata().
+  void connect_once();
   void* input_ptr(const CaseSpec& c, const Placement& p) const;
   char* recv_at(const CaseSpec& c, std::uint64_t element) const {
     return static_cast<char*>(recv_) + element * info(c.dtype).size_bytes;
   }
 
+  nccl::NcclApi& api_;
+  nccl::Communicator comm_;
   BackendOptions options_;
   ControlChannel& channel_;  // set-up exchanges and the final gather; never MPI directly
   std::string path_;         // nvlink | efa | all
@@ -215,7 +175,8 @@ class NcclBackend final : public Backend {
   int cc_major_ = 0;
   int cc_minor_ = 0;
   int nccl_runtime_version_ = 0;
-  AlltoAllFn alltoall_ = nullptr;
+  bool has_alltoall_ = false;
+  double init_timeout_s_ = 0;
 
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
@@ -227,14 +188,7 @@ class NcclBackend final : public Backend {
   std::uint64_t send_capacity_ = 0;
   std::uint64_t recv_capacity_ = 0;
 
-  // The communicator is shared with the watchdog thread's abort(): every NCCL call of the measuring
-  // thread holds comm_mutex_, and abort() takes it when it can (it aborts anyway after a while, which
-  // is what unblocks a stuck call) and leaves comm_ null, which parks the measuring thread.
-  std::atomic<ncclComm_t> comm_{nullptr};
-  mutable std::timed_mutex comm_mutex_;
-  std::atomic<bool> aborted_{false};
-
-  // CUDA graph of graph_launches ops for the current case (-G).
+  // The case the communicator's graph (-G) was captured for.
   struct GraphKey {
     Op op;
     DType dtype;
@@ -245,14 +199,15 @@ class NcclBackend final : public Backend {
     bool operator==(const GraphKey&) const = default;
   };
   std::optional<GraphKey> graph_key_;
-  cudaGraphExec_t graph_exec_ = nullptr;
 
   // What was learnt at setup for metadata().
   nlohmann::json gpus_ = nlohmann::json::array();
   std::map<std::string, std::string> env_set_;  // variables this backend set
   std::string nccl_log_path_;                   // NCCL_DEBUG_FILE we read (ours or the user's)
-  bool own_log_ = false;                        // we set NCCL_DEBUG and NCCL_DEBUG_FILE (rank 0)
+  bool own_log_ = false;                        // the file is ours (removed at the end)
+  std::unique_ptr<nccl::LogTee> tee_;           // echoes our file to stdout when the user's INFO went there
   nccl::NcclLogInfo log_;
+  nccl::PathEnv path_env_;
   std::vector<std::string> net_plugin_libraries_;
   nccl::EfaCounters efa_start_;
   bool efa_reader_ = false;  // first rank of its node: reads the node's counters
@@ -279,7 +234,8 @@ ControlChannel& require_channel(const BackendOptions& options) {
   return *options.channel;
 }
 
-NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), channel_(require_channel(options)) {
+NcclBackend::NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std::function<void()> on_aborted)
+    : api_(api), comm_(api, std::move(on_aborted)), options_(options), channel_(require_channel(options)) {
   path_ = options.path.empty() ? "all" : options.path;
   if (path_ != "all" && path_ != "nvlink" && path_ != "efa") {
     throw UsageError("--path: expected nvlink, efa or all, got '" + options.path + "'");
@@ -302,38 +258,37 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
   mine.device = -1;
   try {
     // Local checks throw here and are shared below, so every rank fails together.
-    if (path_ == "nvlink" && env_or("NCCL_P2P_DISABLE") == "1") {
+    init_timeout_s_ = nccl::init_timeout_s(std::getenv("CCBENCH_NCCL_INIT_TIMEOUT"), options.setup_watchdog_s);
+    if (path_ == "nvlink" && path_env_.p2p_disabled) {
       throw UsageError("--path nvlink: NCCL_P2P_DISABLE=1 in the environment forbids NVLink peer-to-peer");
     }
     int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
+    const cudaError_t e = api_.get_device_count(&count);
     if (e != cudaSuccess || count == 0) {
       std::string why = e != cudaSuccess ? cuda_error(e) : std::string("0 devices");
       int driver = 0;
-      if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
+      if (e == cudaErrorInsufficientDriver && api_.driver_get_version(&driver) == cudaSuccess && driver == 0) {
         why += "; no NVIDIA driver is loaded";
       }
       throw UsageError("no CUDA device visible (cudaGetDeviceCount: " + why + ")");
     }
     device_ = options.local_rank % count;
     mine.device = device_;
-    check_cuda(cudaSetDevice(device_), nullptr, "cudaSetDevice");
-    cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, device_), nullptr, "cudaGetDeviceProperties");
-    cc_major_ = prop.major;
-    cc_minor_ = prop.minor;
-    mine.cc_major = prop.major;
-    mine.cc_minor = prop.minor;
-    mine.memory_bytes = prop.totalGlobalMem;
-    copy_text(mine.gpu, prop.name);
-    char bus[32] = {};
-    check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), nullptr, "cudaDeviceGetPCIBusId");
-    copy_text(mine.bus_id, bus);
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), nullptr, "cudaStreamCreate");
-    check_cuda(cudaEventCreate(&start_), nullptr, "cudaEventCreate");
-    check_cuda(cudaEventCreate(&stop_), nullptr, "cudaEventCreate");
-    check_cuda(cudaMalloc(reinterpret_cast<void**>(&d_wrong_), sizeof *d_wrong_), nullptr, "cudaMalloc");
-    check_cuda(cudaMallocHost(reinterpret_cast<void**>(&h_wrong_), sizeof *h_wrong_), nullptr, "cudaMallocHost");
+    check_cuda(api_.set_device(device_), nullptr, "cudaSetDevice");
+    nccl::DeviceInfo dev;
+    check_cuda(api_.device_info(device_, &dev), nullptr, "cudaGetDeviceProperties");
+    cc_major_ = dev.cc_major;
+    cc_minor_ = dev.cc_minor;
+    mine.cc_major = dev.cc_major;
+    mine.cc_minor = dev.cc_minor;
+    mine.memory_bytes = dev.memory_bytes;
+    copy_text(mine.gpu, dev.name);
+    copy_text(mine.bus_id, dev.pci_bus_id);
+    check_cuda(api_.stream_create(&stream_), nullptr, "cudaStreamCreate");
+    check_cuda(api_.event_create(&start_), nullptr, "cudaEventCreate");
+    check_cuda(api_.event_create(&stop_), nullptr, "cudaEventCreate");
+    check_cuda(api_.malloc_device(reinterpret_cast<void**>(&d_wrong_), sizeof *d_wrong_), nullptr, "cudaMalloc");
+    check_cuda(api_.malloc_host(reinterpret_cast<void**>(&h_wrong_), sizeof *h_wrong_), nullptr, "cudaMallocHost");
   } catch (const std::exception& e) {
     copy_text(mine.error, e.what());
   }
@@ -388,8 +343,8 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
       if (std::strcmp(all[static_cast<std::size_t>(r)].host, mine.host) == 0) efa_reader_ = false;
     }
 
-    ncclGetVersion(&nccl_runtime_version_);
-    alltoall_ = find_alltoall(nccl_runtime_version_);
+    api_.get_version(&nccl_runtime_version_);
+    has_alltoall_ = api_.has_alltoall(nccl_runtime_version_);
 
     // --groups: one communicator per group. The group's rank 0 makes its unique id and sends it to
     // the group over a split of the control channel; the GPU stays the node's (local_rank).
@@ -402,10 +357,10 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
     }
     UniqueIdMessage message{};
     if (comm_rank_ == 0) {
-      const ncclResult_t r = ncclGetUniqueId(&message.id);
+      const ncclResult_t r = api_.get_unique_id(&message.id);
       if (r != ncclSuccess) {
         copy_text(message.error,
-                  std::string("ncclGetUniqueId: ") + ncclGetErrorString(r) + " " + ncclGetLastError(nullptr));
+                  std::string("ncclGetUniqueId: ") + api_.nccl_error_string(r) + " " + api_.last_error(nullptr));
       }
     }
     const std::string sent =
@@ -414,35 +369,29 @@ NcclBackend::NcclBackend(const BackendOptions& options) : options_(options), cha
     std::memcpy(static_cast<void*>(&message), sent.data(), sizeof message);
     if (message.error[0] != '\0') throw BackendError("--backend nccl: " + std::string(message.error));
 
-    init_communicator(message.id);
+    try {
+      comm_.init(message.id, comm_size_, comm_rank_, init_timeout_s_);
+    } catch (const BackendError& e) {
+      std::string text = e.what();
+      if (!nccl_log_path_.empty()) text += " (NCCL log: " + nccl_log_path_ + ")";
+      throw BackendError(text);
+    }
+    connect_once();
   } catch (...) {
     release();
     throw;
   }
 
-  // What NCCL said about itself during init (rank 0 writes the result file).
+  // What NCCL said about itself during init and the first connection (rank 0 writes the result file).
   if (!nccl_log_path_.empty()) log_ = nccl::parse_nccl_log(read_file(nccl_log_path_));
   net_plugin_libraries_ = nccl::mapped_libraries(read_file("/proc/self/maps"), "libnccl-net");
   if (efa_reader_) efa_start_ = nccl::read_efa_counters();
 }
 
 NcclBackend::~NcclBackend() {
-  ncclComm_t comm = comm_.exchange(nullptr);
-  if (comm != nullptr) {
-    // Flush, then free; a communicator that cannot finalize in time (a peer gone) is aborted.
-    ncclResult_t r = ncclCommFinalize(comm);
-    const auto deadline = Clock::now() + std::chrono::duration<double>(kFinalizeTimeoutS);
-    while (r == ncclInProgress && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-      if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
-    }
-    if (r == ncclSuccess) {
-      r = ncclCommDestroy(comm);
-    } else {
-      ncclCommAbort(comm);
-    }
-  }
+  comm_.close();  // its graphs first, then the communicator
   release();
+  tee_.reset();  // the last of NCCL's lines to stdout
   if (own_log_ && !nccl_log_path_.empty()) {
     std::error_code ec;
     std::filesystem::remove(nccl_log_path_, ec);
@@ -450,15 +399,14 @@ NcclBackend::~NcclBackend() {
 }
 
 void NcclBackend::release() noexcept {
-  if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
-  graph_exec_ = nullptr;
-  if (send_ != nullptr) cudaFree(send_);
-  if (recv_ != nullptr) cudaFree(recv_);
-  if (d_wrong_ != nullptr) cudaFree(d_wrong_);
-  if (h_wrong_ != nullptr) cudaFreeHost(h_wrong_);
-  if (start_ != nullptr) cudaEventDestroy(start_);
-  if (stop_ != nullptr) cudaEventDestroy(stop_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  comm_.destroy_graph();
+  if (send_ != nullptr) api_.free_device(send_);
+  if (recv_ != nullptr) api_.free_device(recv_);
+  if (d_wrong_ != nullptr) api_.free_device(d_wrong_);
+  if (h_wrong_ != nullptr) api_.free_host(h_wrong_);
+  if (start_ != nullptr) api_.event_destroy(start_);
+  if (stop_ != nullptr) api_.event_destroy(stop_);
+  if (stream_ != nullptr) api_.stream_destroy(stream_);
   send_ = recv_ = nullptr;
   d_wrong_ = h_wrong_ = nullptr;
   start_ = stop_ = nullptr;
@@ -474,50 +422,35 @@ void NcclBackend::setup_environment() {
       env_set_[var] = "1";
     }
   }
-  // NCCL's INFO output names the net plugin and provider it chose. Rank 0 (which writes the result
-  // file) captures it in a file of its own unless the user already asked for NCCL's output.
+  // What NCCL will be allowed, as NCCL reads it: the user's variables or ours.
+  path_env_.p2p_disabled = nccl::env_flag_set(std::getenv("NCCL_P2P_DISABLE"));
+  path_env_.shm_disabled = nccl::env_flag_set(std::getenv("NCCL_SHM_DISABLE"));
+  // NCCL's INFO output names the transports it connected, the net plugin and the provider. Rank 0
+  // (which writes the result file) reads it from a file; where the user's setting sends it to
+  // stdout, the file is echoed there, so the user sees what they asked for.
   if (rank_ != 0) return;
-  const std::string user_level = env_or("NCCL_DEBUG");
-  const std::string user_file = env_or("NCCL_DEBUG_FILE");
-  if (user_level.empty() && user_file.empty()) {
-    std::string dir = env_or("TMPDIR", "/tmp");
-    nccl_log_path_ = dir + "/ccbench-nccl-" + std::to_string(::getpid()) + ".log";
+  const std::string own = env_or("TMPDIR", "/tmp") + "/ccbench-nccl-" + std::to_string(::getpid()) + ".log";
+  const nccl::LogPlan plan =
+      nccl::plan_nccl_log(env_or("NCCL_DEBUG"), env_or("NCCL_DEBUG_FILE"), own, hostname(), ::getpid());
+  nccl_log_path_ = plan.read_path;
+  own_log_ = plan.set_file;
+  if (plan.set_level) {
     ::setenv("NCCL_DEBUG", "INFO", 1);
-    ::setenv("NCCL_DEBUG_FILE", nccl_log_path_.c_str(), 1);
     env_set_["NCCL_DEBUG"] = "INFO";
-    env_set_["NCCL_DEBUG_FILE"] = nccl_log_path_;
-    own_log_ = true;
-  } else if (!user_file.empty() && (user_level == "INFO" || user_level == "TRACE")) {
-    nccl_log_path_ = expand_debug_file(user_file);
   }
+  if (plan.set_file) {
+    ::setenv("NCCL_DEBUG_FILE", plan.read_path.c_str(), 1);
+    env_set_["NCCL_DEBUG_FILE"] = plan.read_path;
+  }
+  if (plan.echo_to_stdout) tee_ = std::make_unique<nccl::LogTee>(plan.read_path, stdout);
 }
 
-void NcclBackend::init_communicator(const ncclUniqueId& id) {
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  // Nonblocking: no NCCL call blocks the measuring thread, so the watchdog's ncclCommAbort can
-  // always break a hang (docs/nccl-backend.md).
-  config.blocking = 0;
-  ncclComm_t comm = nullptr;
-  ncclResult_t r = ncclCommInitRankConfig(&comm, comm_size_, id, comm_rank_, &config);
-  const double timeout_s = init_timeout_s();
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  while (r == ncclInProgress && comm != nullptr) {
-    if (timeout_s > 0 && Clock::now() > deadline) {
-      ncclCommAbort(comm);
-      throw BackendError("--backend nccl: ncclCommInitRank did not finish within " + std::to_string(timeout_s) +
-                         " s (a rank is missing or the network is unreachable; CCBENCH_NCCL_INIT_TIMEOUT changes "
-                         "the limit)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
-  }
-  if (r != ncclSuccess) {
-    std::string text = std::string(ncclGetErrorString(r)) + " " + ncclGetLastError(comm);
-    if (comm != nullptr) ncclCommAbort(comm);
-    if (!nccl_log_path_.empty()) text += " (NCCL log: " + nccl_log_path_ + ")";
-    throw BackendError("--backend nccl: ncclCommInitRank failed: " + text);
-  }
-  comm_.store(comm);
+void NcclBackend::connect_once() {
+  // A 1-byte allreduce connects the ring NCCL uses (logging "Channel ... via P2P/..., NET/...") so
+  // the fabric path comes from what NCCL connected. Set-up only: nothing is timed here.
+  nccl_call(nullptr, "ncclAllReduce (connect)",
+            [&](ncclComm_t comm) { return api_.all_reduce(d_wrong_, d_wrong_, 1, ncclUint8, ncclMax, comm, stream_); });
+  wait_stream(nullptr);
 }
 
 void NcclBackend::check_cuda(cudaError_t e, const CaseSpec* c, const char* what) const {
@@ -525,43 +458,27 @@ void NcclBackend::check_cuda(cudaError_t e, const CaseSpec* c, const char* what)
   throw BackendError((c != nullptr ? describe(*c) + ": " : std::string()) + what + ": " + cuda_error(e));
 }
 
-void NcclBackend::nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result) const {
-  std::string text = (c != nullptr ? describe(*c) + ": " : std::string()) + what + ": " + ncclGetErrorString(result);
-  const ncclComm_t comm = comm_.load();
-  const char* last = comm != nullptr ? ncclGetLastError(comm) : nullptr;
-  if (last != nullptr && last[0] != '\0') text += std::string(" (") + last + ")";
+void NcclBackend::nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result) {
+  comm_.mark_failed();
+  const nccl::ErrorClass error = nccl::classify_error(result);
+  std::string text =
+      (c != nullptr ? describe(*c) + ": " : std::string()) + what + ": " + api_.nccl_error_string(result);
+  if (const std::string last = comm_.last_error(); !last.empty()) text += " (" + last + ")";
+  text += "; " + error.cause;
   if (!nccl_log_path_.empty()) text += " (NCCL log: " + nccl_log_path_ + ")";
-  if (nccl::is_peer_failure(result)) throw PeerFailure(text);
+  if (error.side == nccl::ErrorSide::peer) throw PeerFailure(text);
   throw BackendError(text);
 }
 
-void NcclBackend::park() {
-  // The watchdog aborted the communicator and is ending the process: never touch it again.
-  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-}
-
-template <typename F>
-void NcclBackend::nccl_call(const CaseSpec* c, const char* what, F&& f) {
-  std::lock_guard lock(comm_mutex_);
-  ncclComm_t comm = comm_.load();
-  if (comm == nullptr || aborted_.load()) park();
-  ncclResult_t r = f(comm);
-  while (r == ncclInProgress) {
-    std::this_thread::yield();
-    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) r = ncclInternalError;
-  }
+void NcclBackend::nccl_call(const CaseSpec* c, const char* what, const std::function<ncclResult_t(ncclComm_t)>& call) {
+  // Blocking communicator: the call returns when the op is enqueued.
+  const ncclResult_t r = comm_.use(call);
   if (r != ncclSuccess) nccl_fail(c, what, r);
 }
 
 void NcclBackend::check_async(const CaseSpec* c) {
-  std::unique_lock lock(comm_mutex_);
-  ncclComm_t comm = comm_.load();
-  if (comm == nullptr || aborted_.load()) {
-    lock.unlock();
-    park();
-  }
   ncclResult_t state = ncclSuccess;
-  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+  const ncclResult_t r = comm_.async_error(&state);
   if (r != ncclSuccess) nccl_fail(c, "ncclCommGetAsyncError", r);
   if (state != ncclSuccess && state != ncclInProgress) nccl_fail(c, "NCCL reported an asynchronous error", state);
 }
@@ -570,7 +487,7 @@ void NcclBackend::wait_event(cudaEvent_t event, const CaseSpec* c) {
   // Polling instead of cudaEventSynchronize: NCCL's async errors (a dead peer, a network error)
   // surface here instead of a wait that never returns.
   for (unsigned spin = 0;; ++spin) {
-    const cudaError_t e = event != nullptr ? cudaEventQuery(event) : cudaStreamQuery(stream_);
+    const cudaError_t e = event != nullptr ? api_.event_query(event) : api_.stream_query(stream_);
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) check_cuda(e, c, event != nullptr ? "cudaEventQuery" : "cudaStreamQuery");
     check_async(c);
@@ -580,18 +497,6 @@ void NcclBackend::wait_event(cudaEvent_t event, const CaseSpec* c) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
-}
-
-void NcclBackend::wait_stream(const CaseSpec* c) { wait_event(nullptr, c); }
-
-void NcclBackend::abort() noexcept {
-  aborted_.store(true);
-  // Take the lock if the measuring thread lets go of it soon; abort regardless after that, since
-  // ncclCommAbort is what unblocks a call stuck inside NCCL.
-  const bool locked = comm_mutex_.try_lock_for(std::chrono::seconds(2));
-  ncclComm_t comm = comm_.exchange(nullptr);
-  if (comm != nullptr) ncclCommAbort(comm);
-  if (locked) comm_mutex_.unlock();
 }
 
 std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
@@ -613,6 +518,7 @@ std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
   if (info(c.op).is_reduction && !nccl::red_op(c.redop)) {
     return "NCCL has no " + std::string(ccbench::name(c.redop)) + " reduction";
   }
+  if (info(c.op).is_reduction && c.redop == RedOp::avg) return nccl::avg_fixed_result(c.dtype, c.nranks);
   return std::nullopt;
 }
 
@@ -621,7 +527,7 @@ std::uint64_t NcclBackend::memory_budget_bytes(int) const {
   // lazily at the first op of each kind (channel buffers, NVLS, CUDA graphs).
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0;
+  if (api_.mem_get_info(&free_bytes, &total_bytes) != cudaSuccess) return 0;
   const std::uint64_t margin = std::max<std::uint64_t>(total_bytes / 32, 512ull << 20);
   return free_bytes > margin ? free_bytes - margin : 1;
 }
@@ -629,10 +535,13 @@ std::uint64_t NcclBackend::memory_budget_bytes(int) const {
 void NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   auto reserve = [&](void*& buffer, std::uint64_t& capacity, std::uint64_t bytes, const char* what) {
     if (bytes <= capacity) return;
-    if (buffer != nullptr) cudaFree(buffer);
+    // A graph captured the old buffers' addresses.
+    comm_.destroy_graph();
+    graph_key_.reset();
+    if (buffer != nullptr) api_.free_device(buffer);
     buffer = nullptr;
     capacity = 0;
-    const cudaError_t e = cudaMalloc(&buffer, bytes);
+    const cudaError_t e = api_.malloc_device(&buffer, bytes);
     if (e != cudaSuccess) {
       buffer = nullptr;
       throw BackendError(std::string("cudaMalloc of the ") + what + " buffer (" + std::to_string(bytes) +
@@ -650,9 +559,12 @@ void* NcclBackend::input_ptr(const CaseSpec& c, const Placement& p) const {
 }
 
 void NcclBackend::fill(const CaseSpec& c, const pattern::Params& p) {
+  // The engine fills every case before its check, warm-up and samples: the case's set-up. The graph
+  // first, since its eager op writes the buffers the fill then sets.
+  if (options_.graph_launches > 0) prepare_graph(c);
   const Placement place = placement(c);
-  check_cuda(nccl::fill_poison(c.dtype, recv_, place.recv_span, stream_), &c, "poison kernel");
-  check_cuda(nccl::fill_input(c.dtype, input_ptr(c, place), place.input_elements, c.op, p, c.rank, 0, stream_), &c,
+  check_cuda(api_.fill_poison(c.dtype, recv_, place.recv_span, stream_), &c, "poison kernel");
+  check_cuda(api_.fill_input(c.dtype, input_ptr(c, place), place.input_elements, c.op, p, c.rank, 0, stream_), &c,
              "fill kernel");
   wait_stream(&c);
 }
@@ -665,41 +577,42 @@ void NcclBackend::enqueue(const CaseSpec& c) {
   // NCCL's in-place forms: the send pointer inside the receive buffer.
   const void* send = c.in_place ? recv_at(c, place.input_offset) : send_;
   void* recv = recv_;
+  cudaStream_t stream = stream_;
   switch (c.op) {
     case Op::allreduce:
       nccl_call(&c, "ncclAllReduce",
-                [&](ncclComm_t comm) { return ncclAllReduce(send, recv, count, type, op, comm, stream_); });
+                [&](ncclComm_t comm) { return api_.all_reduce(send, recv, count, type, op, comm, stream); });
       break;
     case Op::allgather:
       nccl_call(&c, "ncclAllGather",
-                [&](ncclComm_t comm) { return ncclAllGather(send, recv, count, type, comm, stream_); });
+                [&](ncclComm_t comm) { return api_.all_gather(send, recv, count, type, comm, stream); });
       break;
     case Op::reduce_scatter:
       if (c.in_place) recv = recv_at(c, place.output_offset);
       nccl_call(&c, "ncclReduceScatter",
-                [&](ncclComm_t comm) { return ncclReduceScatter(send, recv, count, type, op, comm, stream_); });
+                [&](ncclComm_t comm) { return api_.reduce_scatter(send, recv, count, type, op, comm, stream); });
       break;
     case Op::broadcast:
       nccl_call(&c, "ncclBroadcast",
-                [&](ncclComm_t comm) { return ncclBroadcast(send, recv, count, type, c.root, comm, stream_); });
+                [&](ncclComm_t comm) { return api_.broadcast(send, recv, count, type, c.root, comm, stream); });
       break;
     case Op::alltoall:
-      if (alltoall_ != nullptr) {
+      if (has_alltoall_) {
         nccl_call(&c, "ncclAlltoAll",
-                  [&](ncclComm_t comm) { return alltoall_(send, recv, count, type, comm, stream_); });
+                  [&](ncclComm_t comm) { return api_.all_to_all(send, recv, count, type, comm, stream); });
         break;
       }
       nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
         const std::size_t block = count * info(c.dtype).size_bytes;
-        ncclResult_t first_error = ncclGroupStart();
+        ncclResult_t first_error = api_.group_start();
         for (int peer = 0; peer < comm_size_ && first_error == ncclSuccess; ++peer) {
           const auto offset = static_cast<std::size_t>(peer) * block;
-          first_error = ncclSend(static_cast<const char*>(send) + offset, count, type, peer, comm, stream_);
+          first_error = api_.send(static_cast<const char*>(send) + offset, count, type, peer, comm, stream);
           if (first_error == ncclSuccess) {
-            first_error = ncclRecv(static_cast<char*>(recv) + offset, count, type, peer, comm, stream_);
+            first_error = api_.recv(static_cast<char*>(recv) + offset, count, type, peer, comm, stream);
           }
         }
-        const ncclResult_t end = ncclGroupEnd();
+        const ncclResult_t end = api_.group_end();
         return first_error != ncclSuccess ? first_error : end;
       });
       break;
@@ -708,74 +621,77 @@ void NcclBackend::enqueue(const CaseSpec& c) {
   }
 }
 
-void NcclBackend::launch(const CaseSpec& c) { enqueue(c); }
-
 void NcclBackend::prepare_graph(const CaseSpec& c) {
   const GraphKey key{c.op, c.dtype, c.redop, c.in_place, c.root, c.layout.count};
-  if (graph_exec_ != nullptr && graph_key_ == key) return;
-  if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
-  graph_exec_ = nullptr;
+  if (graph_key_ == key && comm_.has_graph()) return;
+  // The previous case's graph goes now: each graph that captured the communicator holds NCCL
+  // resources (and finalize waits for it), as nccl-tests destroys its graphs after each size.
+  comm_.destroy_graph();
   graph_key_.reset();
   // One eager op first: NCCL connects peers lazily at the first op of a kind, which must not happen
   // inside a capture.
   enqueue(c);
   wait_stream(&c);
-  check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), &c, "cudaStreamBeginCapture");
+  check_cuda(api_.stream_begin_capture(stream_), &c, "cudaStreamBeginCapture");
   cudaGraph_t graph = nullptr;
   try {
     for (int i = 0; i < options_.graph_launches; ++i) enqueue(c);
   } catch (...) {
-    cudaStreamEndCapture(stream_, &graph);
-    if (graph != nullptr) cudaGraphDestroy(graph);
+    api_.stream_end_capture(stream_, &graph);
+    if (graph != nullptr) api_.graph_destroy(graph);
     throw;
   }
-  check_cuda(cudaStreamEndCapture(stream_, &graph), &c, "cudaStreamEndCapture");
-  const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
-  cudaGraphDestroy(graph);
-  if (e != cudaSuccess) graph_exec_ = nullptr;
+  check_cuda(api_.stream_end_capture(stream_, &graph), &c, "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t e = api_.graph_instantiate(&exec, graph);
+  api_.graph_destroy(graph);
   check_cuda(e, &c, "cudaGraphInstantiate");
+  comm_.adopt_graph(exec);
   graph_key_ = key;
 }
 
 double NcclBackend::time_batch_us(const CaseSpec& c, int batch) {
   // With -G N each of the engine's `batch` ops is a graph of N ops: the time of batch*N ops is
-  // scaled to `batch` ops, so the engine's per-op time stays right.
-  if (options_.graph_launches > 0) prepare_graph(c);
-  check_cuda(cudaEventRecord(start_, stream_), &c, "cudaEventRecord");
+  // scaled to `batch` ops, so the engine's per-op time stays right. The graph was made in fill().
+  const bool graphs = options_.graph_launches > 0;
+  const GraphKey key{c.op, c.dtype, c.redop, c.in_place, c.root, c.layout.count};
+  if (graphs && (graph_key_ != key || !comm_.has_graph())) {
+    throw BackendError(describe(c) + ": -G: no CUDA graph for this case (fill() makes it, outside the timed region)");
+  }
+  check_cuda(api_.event_record(start_, stream_), &c, "cudaEventRecord");
   for (int i = 0; i < batch; ++i) {
-    if (graph_exec_ != nullptr && options_.graph_launches > 0) {
-      check_cuda(cudaGraphLaunch(graph_exec_, stream_), &c, "cudaGraphLaunch");
+    if (graphs) {
+      check_cuda(comm_.launch_graph(stream_), &c, "cudaGraphLaunch");
     } else {
       enqueue(c);
     }
   }
-  check_cuda(cudaEventRecord(stop_, stream_), &c, "cudaEventRecord");
+  check_cuda(api_.event_record(stop_, stream_), &c, "cudaEventRecord");
   wait_event(stop_, &c);
   float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, start_, stop_), &c, "cudaEventElapsedTime");
+  check_cuda(api_.event_elapsed_ms(&ms, start_, stop_), &c, "cudaEventElapsedTime");
   const double us = static_cast<double>(ms) * 1000.0;
-  return options_.graph_launches > 0 ? us / options_.graph_launches : us;
+  return graphs ? us / options_.graph_launches : us;
 }
 
 std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   const Placement place = placement(c);
   const DTypeInfo& dtype = info(c.dtype);
   // avg of floating types: NCCL multiplies each input by 1/nranks rounded to the type, so the exact
-  // integer result may come out one ulp off (docs/nccl-backend.md). Everything else is exact.
+  // result may come out one ulp off (docs/nccl-backend.md). Everything else is exact.
   const bool one_ulp = dtype.is_floating && info(c.op).is_reduction && c.redop == RedOp::avg;
-  check_cuda(cudaMemsetAsync(d_wrong_, 0, sizeof *d_wrong_, stream_), &c, "cudaMemsetAsync");
-  check_cuda(nccl::count_wrong(c.dtype, recv_at(c, place.output_offset), place.output_elements, c.op, p, c.rank,
-                               c.layout.count, 0, one_ulp, d_wrong_, stream_),
+  check_cuda(api_.memset_async(d_wrong_, 0, sizeof *d_wrong_, stream_), &c, "cudaMemsetAsync");
+  check_cuda(api_.count_wrong(c.dtype, recv_at(c, place.output_offset), place.output_elements, c.op, p, c.rank,
+                              c.layout.count, 0, one_ulp, d_wrong_, stream_),
              &c, "verify kernel");
-  check_cuda(cudaMemcpyAsync(h_wrong_, d_wrong_, sizeof *d_wrong_, cudaMemcpyDeviceToHost, stream_), &c,
-             "cudaMemcpyAsync");
+  check_cuda(api_.memcpy_to_host_async(h_wrong_, d_wrong_, sizeof *d_wrong_, stream_), &c, "cudaMemcpyAsync");
   wait_stream(&c);
   return *h_wrong_;
 }
 
 void NcclBackend::corrupt_output_for_test(const CaseSpec& c) {
   if (c.layout.recv_elements == 0) return;
-  check_cuda(nccl::fill_poison(c.dtype, recv_at(c, placement(c).output_offset), 1, stream_), &c, "poison kernel");
+  check_cuda(api_.fill_poison(c.dtype, recv_at(c, placement(c).output_offset), 1, stream_), &c, "poison kernel");
   wait_stream(&c);
 }
 
@@ -784,7 +700,9 @@ nlohmann::json NcclBackend::metadata() const {
   meta["nccl_path"] = path_;
   meta["nccl_env_set"] = env_set_;
   meta["cuda_graph_launches"] = options_.graph_launches;
-  meta["alltoall"] = alltoall_ != nullptr ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  meta["alltoall"] = has_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  meta["nccl_communicator"] = "blocking (split from a nonblocking init communicator)";
+  meta["nccl_init_timeout_s"] = init_timeout_s_;
   meta["gpus"] = gpus_;
   const nlohmann::json log = nccl::to_json(log_);
   if (!log.empty()) meta["nccl_log"] = log;
@@ -806,11 +724,12 @@ nlohmann::json NcclBackend::metadata() const {
                            {"allgather", budget / (n + 1) * n},
                            {"reduce_scatter", budget / (n + 1) * n}};
 
-  nlohmann::json fabric = {{"path", nccl::fabric_path(log_, path_, nodes_)}};
+  // The path from the transports NCCL connected (connect_once), else from the environment.
+  nlohmann::json fabric = {{"path", nccl::fabric_path(log_, path_env_, nodes_)}};
   const std::string provider = nccl::fabric_provider(log_);
   fabric["provider"] = provider.empty() ? nlohmann::json(nullptr) : nlohmann::json(provider);
-  if (fabric["path"] == "") fabric["path"] = nullptr;
   meta["fabric"] = fabric;
+  meta["fabric_path_from"] = log_.transports.empty() ? "environment" : "nccl transports";
   return meta;
 }
 
@@ -833,8 +752,7 @@ nlohmann::json NcclBackend::final_metadata() {
     if (entry.is_object()) efa[entry.value("host", "?")] = entry["counters"];
   }
   if (!efa.empty()) out["efa_counters"] = efa;
-  // The transports NCCL connected with ("via P2P/CUMEM", "via NET/Libfabric/0/GDRDMA"): logged when
-  // the first op of each kind connected, so read after the sweep.
+  // Every transport NCCL connected during the sweep (each op kind connects its own on first use).
   if (!nccl_log_path_.empty()) {
     const nccl::NcclLogInfo log = nccl::parse_nccl_log(read_file(nccl_log_path_));
     if (!log.transports.empty()) out["nccl_transports"] = log.transports;
@@ -845,7 +763,12 @@ nlohmann::json NcclBackend::final_metadata() {
 }  // namespace
 
 std::unique_ptr<Backend> create_nccl_backend(const BackendOptions& options) {
-  return std::make_unique<NcclBackend>(options);
+  return std::make_unique<NcclBackend>(options, nccl::real_api(), std::function<void()>{});
+}
+
+std::unique_ptr<Backend> create_nccl_backend(const BackendOptions& options, nccl::NcclApi& api,
+                                             std::function<void()> on_aborted) {
+  return std::make_unique<NcclBackend>(options, api, std::move(on_aborted));
 }
 
 nlohmann::json nccl_library_versions() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace ccbench::nccl {
 namespace {
@@ -98,9 +99,12 @@ void parse_line(std::string_view line, NcclLogInfo& info) {
     }
     return;
   }
-  // "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", "... via NET/Libfabric/0/GDRDMA".
+  // NCCL 2.28's transport lines (transport/p2p.cc, shm.cc, net.cc): "Channel 00/0 : 0[0] -> 1[1]
+  // via P2P/CUMEM/read", "Channel 00 : 0[0] -> 1[1] via SHM/direct/direct", "Channel 00/0 : 0[0] ->
+  // 1[0] [send] via NET/AWS Libfabric/0/GDRDMA": the transport is the rest of the line (a net
+  // plugin's name may hold a space).
   if ((at = find_after(message, low, " via ")) != std::string_view::npos && low.starts_with("channel ")) {
-    const std::string transport(first_word(message.substr(at)));
+    const std::string transport(trim(message.substr(at)));
     if (!transport.empty() && std::ranges::find(info.transports, transport) == info.transports.end()) {
       info.transports.push_back(transport);
     }
@@ -142,10 +146,103 @@ std::string fabric_provider(const NcclLogInfo& info) {
   return "";
 }
 
-std::string fabric_path(const NcclLogInfo& info, std::string_view preset, int nodes) {
-  if (preset == "efa") return fabric_provider(info);  // the network NCCL was forced onto
-  if (nodes > 1) return "mixed";                      // NVLink inside nodes, the network between them
-  return "nvlink";
+TransportKind transport_kind(std::string_view transport) {
+  const std::string low = lower(transport);
+  if (low.starts_with("p2p/")) return TransportKind::nvlink;
+  if (low.starts_with("shm/")) return TransportKind::shm;
+  if (low.starts_with("net/") || low.starts_with("collnet")) return TransportKind::network;
+  return TransportKind::unknown;
+}
+
+namespace {
+
+// The network a run used: aws-ofi-nccl's provider, else NCCL's own net ("Socket", "IB"), else the
+// name in the NET transport ("NET/Socket/0"), else "network".
+std::string network_path(const NcclLogInfo& info) {
+  if (std::string provider = fabric_provider(info); !provider.empty()) return provider;
+  for (const std::string& t : info.transports) {
+    if (transport_kind(t) != TransportKind::network) continue;
+    const std::string low = lower(t);
+    if (low.starts_with("net/socket")) return "tcp";
+    if (low.starts_with("net/ib")) return "ib";
+  }
+  return "network";
+}
+
+}  // namespace
+
+std::string fabric_path(const NcclLogInfo& info, const PathEnv& env, int nodes) {
+  // What NCCL connected, when its log says.
+  bool nvlink = false;
+  bool shm = false;
+  bool network = false;
+  for (const std::string& t : info.transports) {
+    const TransportKind kind = transport_kind(t);
+    nvlink = nvlink || kind == TransportKind::nvlink;
+    shm = shm || kind == TransportKind::shm;
+    network = network || kind == TransportKind::network;
+  }
+  const int kinds = int{nvlink} + int{shm} + int{network};
+  if (kinds > 1) return "mixed";
+  if (network) return network_path(info);
+  if (shm) return "shm";
+  if (nvlink) return "nvlink";
+  // Else what the environment allowed NCCL (the user's NCCL_P2P_DISABLE / NCCL_SHM_DISABLE, or
+  // --path efa's).
+  if (env.p2p_disabled && env.shm_disabled) return network_path(info);
+  if (nodes > 1) return "mixed";
+  return env.p2p_disabled ? "shm" : "nvlink";
+}
+
+bool env_flag_set(const char* value) {
+  // NCCL reads both with strtol and disables at exactly 1 (graph/paths.cc, transport/shm.cc).
+  if (value == nullptr || value[0] == '\0') return false;
+  return std::strtol(value, nullptr, 0) == 1;
+}
+
+std::string short_hostname(std::string_view host) { return std::string(host.substr(0, host.find('.'))); }
+
+std::string expand_debug_file(std::string_view pattern, std::string_view host, int pid) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 >= pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+    if (c == '%') {
+      out += '%';
+    } else if (c == 'h') {
+      out += short_hostname(host);
+    } else if (c == 'p') {
+      out += std::to_string(pid);
+    } else {  // NCCL echoes what it does not know
+      out += '%';
+      out += c;
+    }
+  }
+  return out;
+}
+
+LogPlan plan_nccl_log(std::string_view user_level, std::string_view user_file, std::string_view own_path,
+                      std::string_view host, int pid) {
+  const std::string level = lower(trim(user_level));
+  const bool info_level = level == "info" || level == "trace";
+  LogPlan plan;
+  if (level.empty()) {  // NCCL would say nothing: capture INFO quietly into our own file
+    plan.set_level = true;
+    plan.set_file = true;
+    plan.read_path = std::string(own_path);
+  } else if (info_level && user_file.empty()) {  // it would go to stdout: to our file, echoed there
+    plan.set_file = true;
+    plan.echo_to_stdout = true;
+    plan.read_path = std::string(own_path);
+  } else if (info_level) {  // the user's own file, named as NCCL names it
+    plan.read_path = expand_debug_file(user_file, host, pid);
+  }
+  // Any other level (VERSION, WARN, ABORT) is the user's choice of quiet: left alone, and the path
+  // comes from the environment.
+  return plan;
 }
 
 nlohmann::json to_json(const NcclLogInfo& info) {

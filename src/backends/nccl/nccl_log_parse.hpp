@@ -31,13 +31,42 @@ struct NcclLogInfo {
 // Parses NCCL's debug output (whole lines; other text is ignored).
 NcclLogInfo parse_nccl_log(std::string_view text);
 
-// The fabric path the log shows, given the preset and node count: "efa" when aws-ofi-nccl chose
-// the efa provider, "tcp" for NCCL's Socket transport, "ib" for verbs; on one node without a
-// forced network, "nvlink"; across nodes with the default mix, "mixed"; "" when unknown.
-std::string fabric_path(const NcclLogInfo& info, std::string_view preset, int nodes);
-
 // The provider to record in the result file's fabric section ("efa", "tcp", "ib" or "").
 std::string fabric_provider(const NcclLogInfo& info);
+
+enum class TransportKind { nvlink, shm, network, unknown };
+// "P2P/CUMEM/read" nvlink, "SHM/direct/direct" shm, "NET/AWS Libfabric/0/GDRDMA" network.
+TransportKind transport_kind(std::string_view transport);
+
+// What the environment allows NCCL: NCCL_P2P_DISABLE / NCCL_SHM_DISABLE as NCCL reads them (the
+// user's, or --path efa's), whatever the preset says.
+struct PathEnv {
+  bool p2p_disabled = false;
+  bool shm_disabled = false;
+};
+// NCCL_P2P_DISABLE / NCCL_SHM_DISABLE's value as NCCL takes it: an integer (strtol), disabling at 1.
+bool env_flag_set(const char* value);
+
+// The fabric path of the run: from the transports NCCL connected (its INFO log) when known,
+// "mixed" when more than one kind, the network's provider ("efa", "tcp", "ib", else "network")
+// for network only; else from the environment: P2P and SHM disabled -> the network, several nodes
+// -> "mixed", one node -> "shm" with P2P disabled, else "nvlink".
+std::string fabric_path(const NcclLogInfo& info, const PathEnv& env, int nodes);
+
+// NCCL_DEBUG_FILE as NCCL 2.28 expands it (debug.cc): %h the hostname cut at the first '.', %p the
+// pid, %% a '%', anything else kept as written.
+std::string short_hostname(std::string_view host);
+std::string expand_debug_file(std::string_view pattern, std::string_view host, int pid);
+
+// How rank 0 reads NCCL's INFO log without changing what the user sees.
+struct LogPlan {
+  std::string read_path;        // the log file to parse; "" = none
+  bool set_level = false;       // set NCCL_DEBUG=INFO (the user set no level: NCCL would print nothing)
+  bool set_file = false;        // set NCCL_DEBUG_FILE=read_path
+  bool echo_to_stdout = false;  // copy the file to stdout as it grows (the user's INFO went there)
+};
+LogPlan plan_nccl_log(std::string_view user_level, std::string_view user_file, std::string_view own_path,
+                      std::string_view host, int pid);
 
 nlohmann::json to_json(const NcclLogInfo& info);
 

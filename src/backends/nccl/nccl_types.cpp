@@ -1,5 +1,11 @@
 #include "backends/nccl/nccl_types.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
+#include "core/deadlines.hpp"
+#include "core/error.hpp"
+
 namespace ccbench::nccl {
 
 std::string version_string(int code) {
@@ -68,6 +74,55 @@ int min_version_for(DType dtype) {
   }
 }
 
-bool is_peer_failure(ncclResult_t result) { return result == ncclRemoteError || result == ncclSystemError; }
+ErrorClass classify_error(ncclResult_t result) {
+  switch (result) {
+    case ncclRemoteError:
+      return {ErrorSide::peer, "a peer process exited or the network between the ranks failed"};
+    case ncclSystemError:
+      return {ErrorSide::local,
+              "a system call failed on this rank (a socket, or /dev/shm for NCCL's shared-memory transport: a "
+              "container's /dev/shm is often too small; enlarge it, e.g. docker run --shm-size=1g, or set "
+              "NCCL_SHM_DISABLE=1)"};
+    case ncclUnhandledCudaError:
+      return {ErrorSide::local, "a CUDA call inside NCCL failed on this rank"};
+    case ncclInternalError:
+      return {ErrorSide::local, "NCCL failed internally on this rank (NCCL_DEBUG=WARN says where)"};
+    case ncclInvalidArgument:
+    case ncclInvalidUsage:
+      return {ErrorSide::local, "NCCL rejected the call's arguments on this rank (a ccbench defect: please report it)"};
+    default:
+      return {ErrorSide::local, "NCCL reported an error on this rank"};
+  }
+}
+
+std::optional<std::string> avg_fixed_result(DType dtype, int nranks) {
+  const DTypeInfo& t = info(dtype);
+  if (!t.is_floating && t.size_bytes == 1 && nranks > t.exact_int_limit) {
+    return "NCCL's avg of " + std::string(t.name) + " over " + std::to_string(nranks) +
+           " ranks is 0 whatever the inputs (the sum is at most " + std::to_string(t.exact_int_limit) +
+           "): nothing to check or to time; use int32 or a floating type";
+  }
+  if (dtype == DType::fp8_e4m3 && nranks >= 1024) {
+    return "NCCL's avg of fp8_e4m3 over " + std::to_string(nranks) +
+           " ranks is 0 whatever the inputs (it scales by 1/n rounded to e4m3, which is 0 from 1024 ranks): use "
+           "fp8_e5m2, bfloat16 or sum";
+  }
+  return std::nullopt;
+}
+
+double init_timeout_s(const char* env_text, double setup_watchdog_s) {
+  double wanted = kDefaultInitTimeoutS;
+  if (env_text != nullptr && env_text[0] != '\0') {
+    char* end = nullptr;
+    wanted = std::strtod(env_text, &end);
+    if (end == env_text || *end != '\0' || !std::isfinite(wanted) || wanted < 0) {
+      throw UsageError(std::string("CCBENCH_NCCL_INIT_TIMEOUT: expected seconds (0 = no limit), got '") + env_text +
+                       "'");
+    }
+  }
+  return inside_setup_watchdog_s(wanted, setup_watchdog_s);
+}
+
+bool is_peer_failure(ncclResult_t result) { return classify_error(result).side == ErrorSide::peer; }
 
 }  // namespace ccbench::nccl

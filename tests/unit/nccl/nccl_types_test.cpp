@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/types.hpp"
 
 namespace ccbench::nccl {
@@ -81,11 +83,45 @@ TEST(NcclTypes, LibraryVersionNeedsNoGpu) {
   EXPECT_GE(version, NCCL_VERSION(2, 0, 0));
 }
 
-TEST(NcclTypes, PeerFailures) {
+// Item 4: ncclSystemError is a failed system call on this rank (SYSCHECK; /dev/shm's fallocate and
+// mmap in shmutils.cc), not a dead peer: only ncclRemoteError is a peer failure (exit 4).
+TEST(NcclErrors, SystemErrorIsLocalOnlyRemoteErrorIsAPeer) {
+  EXPECT_FALSE(is_peer_failure(ncclSystemError));
   EXPECT_TRUE(is_peer_failure(ncclRemoteError));
-  EXPECT_TRUE(is_peer_failure(ncclSystemError));
   EXPECT_FALSE(is_peer_failure(ncclInvalidArgument));
   EXPECT_FALSE(is_peer_failure(ncclUnhandledCudaError));
+}
+
+TEST(NcclErrors, TheWholeTable) {
+  for (int r = ncclSuccess; r < ncclNumResults; ++r) {
+    const auto result = static_cast<ncclResult_t>(r);
+    const ErrorClass error = classify_error(result);
+    EXPECT_EQ(error.side == ErrorSide::peer, result == ncclRemoteError) << r;
+    EXPECT_FALSE(error.cause.empty()) << r;
+  }
+  EXPECT_EQ(classify_error(ncclRemoteError).cause, "a peer process exited or the network between the ranks failed");
+  const std::string shm = classify_error(ncclSystemError).cause;
+  EXPECT_EQ(shm,
+            "a system call failed on this rank (a socket, or /dev/shm for NCCL's shared-memory transport: a "
+            "container's /dev/shm is often too small; enlarge it, e.g. docker run --shm-size=1g, or set "
+            "NCCL_SHM_DISABLE=1)");
+  EXPECT_EQ(classify_error(ncclUnhandledCudaError).cause, "a CUDA call inside NCCL failed on this rank");
+  EXPECT_EQ(classify_error(ncclInternalError).side, ErrorSide::local);
+  EXPECT_EQ(classify_error(ncclInvalidUsage).side, ErrorSide::local);
+}
+
+// The NCCL avg cases whose result is fixed whatever the inputs (docs/method.md): exactly these.
+TEST(NcclTypes, AvgWithAFixedResultIsReportedUnsupported) {
+  for (DType d : all_dtypes()) {
+    for (int n : {2, 8, 16, 127, 128, 255, 256, 1000, 1023, 1024, 2048, 4096}) {
+      const bool fixed = ((d == DType::int8 || d == DType::uint8) && n > info(d).exact_int_limit) ||
+                         (d == DType::fp8_e4m3 && n >= 1024);
+      EXPECT_EQ(avg_fixed_result(d, n).has_value(), fixed) << name(d) << " n=" << n;
+    }
+  }
+  EXPECT_EQ(*avg_fixed_result(DType::int8, 128),
+            "NCCL's avg of int8 over 128 ranks is 0 whatever the inputs (the sum is at most 127): nothing to check or "
+            "to time; use int32 or a floating type");
 }
 
 }  // namespace
