@@ -30,12 +30,10 @@ constexpr double kFromSpecSigma = 0.15;
 constexpr double kNoScaleSigma = 0.25;
 
 json regime_json(const Regime& r) {
-  return {{"latency_us", r.latency_us},
-          {"step_us", r.step_us},
-          {"steps", std::string(name(r.steps))},
-          {"us_per_byte", r.us_per_byte},
-          {"us_per_byte_log2n", r.us_per_byte_log2n},
-          {"busbw_gbps_one_node", r.us_per_byte > 0 ? 1e-3 / r.us_per_byte : 0.0}};
+  return {
+      {"latency_us", r.latency_us},           {"step_us", r.step_us},
+      {"steps", std::string(name(r.steps))},  {"us_per_byte", r.us_per_byte},
+      {"us_per_net_byte", r.us_per_net_byte}, {"busbw_gbps_one_node", r.us_per_byte > 0 ? 1e-3 / r.us_per_byte : 0.0}};
 }
 
 [[noreturn]] void bad(const std::string& where, const std::string& key, const std::string& what) {
@@ -72,7 +70,7 @@ Regime regime_from(const json& j, const std::string& where, const std::string& p
   r.latency_us = need_number(j, "latency_us", where, path);
   r.step_us = need_number(j, "step_us", where, path);
   r.us_per_byte = need_number(j, "us_per_byte", where, path);
-  r.us_per_byte_log2n = need_number(j, "us_per_byte_log2n", where, path);
+  r.us_per_net_byte = need_number(j, "us_per_net_byte", where, path);
   const json& s = need(j, "steps", where, path);
   if (s == "log2_nodes")
     r.steps = Steps::log2_nodes;
@@ -97,7 +95,7 @@ std::vector<Regime> scaled(const std::vector<Regime>& rs, double bw_scale) {
   std::vector<Regime> out = rs;
   for (auto& r : out) {
     r.us_per_byte *= bw_scale;
-    r.us_per_byte_log2n *= bw_scale;
+    r.us_per_net_byte *= bw_scale;
   }
   return out;
 }
@@ -109,12 +107,12 @@ struct Point {
 
 Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
   Point p;
-  const double bb = bus_bytes(g.op, bytes, nodes, g.ranks_per_node);
-  p.t = envelope_time_us(scaled(g.regimes, bw_scale), bb, nodes);
+  const Traffic x = traffic(g.op, bytes, nodes, g.ranks_per_node);
+  p.t = envelope_time_us(scaled(g.regimes, bw_scale), x);
   std::vector<double> dev;
   dev.reserve(g.refits.size());
   for (const auto& r : g.refits) {
-    const double t = envelope_time_us(scaled(r, bw_scale), bb, nodes);
+    const double t = envelope_time_us(scaled(r, bw_scale), x);
     if (t > 0 && std::isfinite(t)) dev.push_back(std::log(t / p.t));
   }
   const double q_lo = std::max(0.0, -quantile(dev, 0.05));
@@ -125,29 +123,39 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
   const bool in_sizes = bytes >= g.bytes_min && bytes <= g.bytes_max;
   p.extrapolated = !in_nodes || !in_sizes;
   double e = g.resid_sigma_log;
-  if (!fitted_node) {
-    e = std::max(e, g.cv_node_sigma_log);
-    if (g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
-  }
+  if (!fitted_node && in_nodes) e = std::max(e, g.cv_node_sigma_log);
+  if (!fitted_node && g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
+  bool predictive = false;  // e is a measured prediction error, not a residual
   if (p.extrapolated) {
-    // Outside the fitted node counts the error grows with the distance: leaving out the smallest
-    // or the largest node count measured the error of extrapolating cv_node_reach_log2 doublings
-    // (cv_node_extrap_sigma_log), so dn doublings get that error times max(1, dn / reach), and
-    // never less than the in-range error times 1 + dn.
+    // Outside the fitted node counts the error grows with the distance dn (doublings of nodes):
+    // leaving out the largest (smallest) node count measured the error of extrapolating up (down)
+    // `reach` doublings, so dn doublings get that error times sqrt(max(1, dn / reach)), as if
+    // each further doubling added an independent error of the same size; never less than the
+    // in-sample error times sqrt(1 + dn).
     // Outside the sizes: a quarter of that per doubling of bytes.
-    const double dn =
-        std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
+    const double dn_up = std::max(0.0, std::log2(static_cast<double>(nodes) / nmax));
+    const double dn_down = std::max(0.0, std::log2(static_cast<double>(nmin) / nodes));
+    const double dn = std::max(dn_up, dn_down);
     const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
                                 std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
-    double en = std::max(e, g.resid_sigma_log * (1.0 + dn));
-    if (dn > 0 && g.cv_node_extrap_sigma_log > 0 && g.cv_node_reach_log2 > 0)
-      en = std::max(en, g.cv_node_extrap_sigma_log * std::max(1.0, dn / g.cv_node_reach_log2));
+    double en = std::max(e, g.resid_sigma_log * std::sqrt(1.0 + dn));
+    const double sigma_dir = dn_up > 0 ? g.cv_node_up_sigma_log : g.cv_node_down_sigma_log;
+    const double reach = dn_up > 0 ? g.cv_node_up_reach_log2 : g.cv_node_down_reach_log2;
+    if (dn > 0 && sigma_dir > 0 && reach > 0) {
+      en = std::max(en, sigma_dir * std::sqrt(std::max(1.0, dn / reach)));
+      // A held-out prediction error already holds the fit's own uncertainty (the held-out fit had
+      // fewer node counts than this one): the refits' spread is not added to it again.
+      predictive = true;
+    }
     if (g.nodes.size() < 2 && dn > 0) en = std::max(en, kNoScaleSigma * (1.0 + dn));
     const double es = ds > 0 ? std::max(e, g.cv_sizes_sigma_log) : e;
     e = std::max(en, es) * (1.0 + ds / 4.0);
   }
-  const double hw_lo = std::sqrt(q_lo * q_lo + (kZ90 * e) * (kZ90 * e));
-  const double hw_hi = std::sqrt(q_hi * q_hi + (kZ90 * e) * (kZ90 * e));
+  const auto half_width = [&](double q) {
+    return predictive ? std::max(q, kZ90 * e) : std::sqrt(q * q + (kZ90 * e) * (kZ90 * e));
+  };
+  const double hw_lo = half_width(q_lo);
+  const double hw_hi = half_width(q_hi);
   p.lo = p.t * std::exp(-hw_lo);
   p.hi = p.t * std::exp(hw_hi);
   return p;
@@ -178,7 +186,7 @@ json Model::to_json() const {
         flat.push_back(r.latency_us);
         flat.push_back(r.step_us);
         flat.push_back(r.us_per_byte);
-        flat.push_back(r.us_per_byte_log2n);
+        flat.push_back(r.us_per_net_byte);
       }
       refits.push_back(flat);
     }
@@ -208,8 +216,10 @@ json Model::to_json() const {
                         {"cv_leave_one_node_out",
                          {{"rms_log", g.cv_node_rms_log},
                           {"sigma_log", g.cv_node_sigma_log},
-                          {"reach_log2_nodes", g.cv_node_reach_log2},
-                          {"extrapolation_sigma_log", g.cv_node_extrap_sigma_log},
+                          {"up_sigma_log", g.cv_node_up_sigma_log},
+                          {"up_reach_log2_nodes", g.cv_node_up_reach_log2},
+                          {"down_sigma_log", g.cv_node_down_sigma_log},
+                          {"down_reach_log2_nodes", g.cv_node_down_reach_log2},
                           {"by_nodes", by_nodes}}},
                         {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
                       {"refits", refits}});
@@ -218,7 +228,7 @@ json Model::to_json() const {
           {"generator", "ccbench model fit"},
           {"time_model",
            "t = min over regimes of latency_us + step_us * steps(N) + S * busfactor(op, N * ranks_per_node) * "
-           "(us_per_byte + us_per_byte_log2n * log2 N)"},
+           "us_per_byte + S * netfactor(op, N) * us_per_net_byte"},
           {"refits", impl_->refits},
           {"inputs", impl_->inputs},
           {"groups", groups}};
@@ -229,7 +239,11 @@ Model Model::from_json(const json& j, const std::string& where) {
   const json& version = need(j, "model_version", where, "");
   if (!version.is_number_integer() || version.get<long long>() != kModelVersion)
     bad(where, "model_version",
-        fmt::format("is {}, this ccbench reads model_version {}", version.dump(), kModelVersion));
+        fmt::format("is {}, this ccbench reads model_version {}{}", version.dump(), kModelVersion,
+                    // an older file's time model had other terms: its coefficients mean nothing here
+                    version.is_number_integer() && version.get<long long>() < kModelVersion
+                        ? " (refit it: ccbench model fit RESULTS -o FILE)"
+                        : ""));
   auto impl = std::make_unique<Impl>();
   if (j.contains("inputs") && j["inputs"].is_array()) impl->inputs = j["inputs"];
   if (j.contains("refits") && j["refits"].is_number_integer()) impl->refits = j["refits"].get<int>();
@@ -274,9 +288,11 @@ Model Model::from_json(const json& j, const std::string& where) {
     const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
     g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
     g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
-    g.cv_node_reach_log2 = need_number(cvn, "reach_log2_nodes", where, path + "/accuracy/cv_leave_one_node_out");
-    g.cv_node_extrap_sigma_log =
-        need_number(cvn, "extrapolation_sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    const std::string cvn_path = path + "/accuracy/cv_leave_one_node_out";
+    g.cv_node_up_sigma_log = need_number(cvn, "up_sigma_log", where, cvn_path, false);
+    g.cv_node_up_reach_log2 = need_number(cvn, "up_reach_log2_nodes", where, cvn_path);
+    g.cv_node_down_sigma_log = need_number(cvn, "down_sigma_log", where, cvn_path, false);
+    g.cv_node_down_reach_log2 = need_number(cvn, "down_reach_log2_nodes", where, cvn_path);
     if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
       for (const auto& c : cvn["by_nodes"]) {
         CvNode cv;
@@ -309,7 +325,7 @@ Model Model::from_json(const json& j, const std::string& where) {
         rs[k].latency_us = v[0];
         rs[k].step_us = v[1];
         rs[k].us_per_byte = v[2];
-        rs[k].us_per_byte_log2n = v[3];
+        rs[k].us_per_net_byte = v[3];
       }
       g.refits.push_back(std::move(rs));
     }

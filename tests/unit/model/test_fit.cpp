@@ -56,7 +56,7 @@ TEST(ModelFit, KnownTwoRegimeEnvelopeIsRecoveredWithinItsBands) {
       const Regime& t = truth.regimes[k];
       const RegimeBand& b = v.regimes[k];
       EXPECT_EQ(b.value.steps, t.steps);
-      for (auto f : {&Regime::latency_us, &Regime::step_us, &Regime::us_per_byte, &Regime::us_per_byte_log2n}) {
+      for (auto f : {&Regime::latency_us, &Regime::step_us, &Regime::us_per_byte, &Regime::us_per_net_byte}) {
         covered += b.lo.*f <= t.*f && t.*f <= b.hi.*f ? 1 : 0;
         total += 1;
         EXPECT_LT(b.lo.*f, b.hi.*f);
@@ -64,7 +64,7 @@ TEST(ModelFit, KnownTwoRegimeEnvelopeIsRecoveredWithinItsBands) {
       EXPECT_NEAR(b.value.latency_us / t.latency_us, 1.0, 0.10);
       EXPECT_NEAR(b.value.us_per_byte / t.us_per_byte, 1.0, 0.05);
       EXPECT_NEAR(b.value.step_us / t.step_us, 1.0, 0.25);
-      EXPECT_NEAR(b.value.us_per_byte_log2n / t.us_per_byte_log2n, 1.0, 0.4);
+      EXPECT_NEAR(b.value.us_per_net_byte / t.us_per_net_byte, 1.0, 0.4);
     }
     // the residual scatter is the 2% noise; held-out errors of the same order
     EXPECT_NEAR(v.summary.residual_rms_log, 0.02, 0.004);
@@ -104,7 +104,7 @@ TEST(ModelPredict, BandsHoldTheTruthInsideAndOutsideTheFittedRange) {
       q.bytes = bytes;
       q.nodes = nodes;
       const Prediction p = m.predict(q);
-      const double t = envelope_time_us(truth.regimes, bus_bytes(Op::allreduce, bytes, nodes, 8), nodes);
+      const double t = envelope_time_us(truth.regimes, traffic(Op::allreduce, bytes, nodes, 8));
       SCOPED_TRACE(std::to_string(nodes) + " nodes, " + std::to_string(bytes) + " bytes");
       EXPECT_EQ(p.extrapolated, nodes > 8 || bytes > (512ULL << 20));
       EXPECT_FALSE(p.from_spec);
@@ -161,12 +161,21 @@ TEST(ModelFile, RoundTripPredictsTheSame) {
 }
 
 TEST(ModelFile, AnotherVersionIsRejectedNamingFileAndKey) {
-  nlohmann::json j = {{"model_version", 2}, {"groups", nlohmann::json::array()}};
+  nlohmann::json j = {{"model_version", 3}, {"groups", nlohmann::json::array()}};
   try {
     Model::from_json(j, "m.json");
     FAIL() << "no error";
   } catch (const ParseError& e) {
-    EXPECT_STREQ(e.what(), "m.json: model_version: is 2, this ccbench reads model_version 1");
+    EXPECT_STREQ(e.what(), "m.json: model_version: is 3, this ccbench reads model_version 2");
+  }
+  j["model_version"] = 1;  // the log2 N time model of earlier releases: refit, never reinterpret
+  try {
+    Model::from_json(j, "m.json");
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_STREQ(e.what(),
+                 "m.json: model_version: is 1, this ccbench reads model_version 2 (refit it: ccbench model fit "
+                 "RESULTS -o FILE)");
   }
   j.erase("model_version");
   try {
