@@ -339,7 +339,7 @@ struct EnvelopeFit {
   double loss = std::numeric_limits<double>::infinity();  // sum of mult * huber(residual / sigma)
   double wrss = 0;                                        // sum of mult * robust * (residual / sigma)^2
   double n = 0;                                           // sum of mult
-  bool degenerate = false;                                // a regime is the cheapest at fewer than 2 sizes
+  bool degenerate = false;                                // a regime is the cheapest at fewer than 3 (size, node) cells
 };
 
 // Evaluates the envelope: loss, assignment and robust weights.
@@ -361,7 +361,7 @@ EnvelopeFit evaluate(Work& w, const std::vector<Regime>& regimes, std::vector<in
       }
     }
     if (assign) (*assign)[i] = arg;
-    owned[static_cast<std::size_t>(arg)].insert(p.size_idx * 1024 + p.node_idx);
+    owned[static_cast<std::size_t>(arg)].insert(p.size_idx * 1024 + p.node_idx);  // one cell per (size, node count)
     if (!(best > 0)) {
       f.loss = kPenalty;
       continue;
