@@ -551,6 +551,12 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   g.nodes = d.node_values;
   g.bytes_min = d.sizes.front();
   g.bytes_max = d.sizes.back();
+  g.bytes_by_nodes.assign(g.nodes.size(), {std::numeric_limits<std::uint64_t>::max(), 0});
+  for (const auto* o : rows) {
+    auto& range = g.bytes_by_nodes[static_cast<std::size_t>(std::lower_bound(g.nodes.begin(), g.nodes.end(), o->nodes) -
+                                                            g.nodes.begin())];
+    range = {std::min(range[0], o->bytes), std::max(range[1], o->bytes)};
+  }
   g.rows = static_cast<int>(d.pts.size());
   const int node_count = static_cast<int>(d.node_values.size());
 

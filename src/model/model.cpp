@@ -11,6 +11,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/types.hpp"
 #include "model/model_impl.hpp"
 #include "system/instance_profile.hpp"
@@ -48,20 +49,38 @@ const json& need(const json& obj, const char* key, const std::string& where, con
 }
 
 double need_number(const json& obj, const char* key, const std::string& where, const std::string& path,
-                   bool non_negative = true) {
+                   bool non_negative = true, double max_value = std::numeric_limits<double>::max()) {
   const json& v = need(obj, key, where, path);
   const std::string p = path.empty() ? key : path + "/" + key;
   if (!v.is_number()) bad(where, p, "must be a number");
   const double x = v.get<double>();
   if (!std::isfinite(x) || (non_negative && x < 0)) bad(where, p, "must be a finite non-negative number");
+  if (x > max_value) bad(where, p, fmt::format("is {}, above {}", x, max_value));
   return x;
 }
 
-int need_int(const json& obj, const char* key, const std::string& where, const std::string& path, int min_value) {
+// An error on log scale: -1 (not computed) or 0 ..kMaxLogError (e^10: a factor of 22026, far beyond
+// any fit worth predicting with; a larger value is a hand edit, and it would make every band inf).
+constexpr double kMaxLogError = 10;
+double need_log_error(const json& obj, const char* key, const std::string& where, const std::string& path,
+                      bool allow_unset) {
+  const double x = need_number(obj, key, where, path, false, kMaxLogError);
+  if (x < 0 && !(allow_unset && x == -1))
+    bad(where, path + "/" + key, allow_unset ? "must be -1 or >= 0" : "must be >= 0");
+  return x;
+}
+
+// Ranks per node and node counts are bounded like the flags of `model predict` (--ranks-per-node
+// up to 2^16, --nodes up to 2^20): their product stays inside an int.
+constexpr long long kMaxRanksPerNode = 1 << 16;
+constexpr long long kMaxNodes = 1 << 20;
+
+int need_int(const json& obj, const char* key, const std::string& where, const std::string& path, int min_value,
+             long long max_value = 1LL << 30) {
   const json& v = need(obj, key, where, path);
   const std::string p = path.empty() ? key : path + "/" + key;
-  if (!v.is_number_integer() || v.get<long long>() < min_value || v.get<long long>() > (1LL << 30))
-    bad(where, p, fmt::format("must be an integer >= {}", min_value));
+  if (!v.is_number_integer() || v.get<long long>() < min_value || v.get<long long>() > max_value)
+    bad(where, p, fmt::format("must be an integer in {}..{}", min_value, max_value));
   return v.get<int>();
 }
 
@@ -78,6 +97,9 @@ Regime regime_from(const json& j, const std::string& where, const std::string& p
     r.steps = Steps::nodes;
   else
     bad(where, path + "/steps", "must be \"log2_nodes\" or \"nodes\"");
+  // Every term zero is a curve of zero time: infinite bandwidth at every size.
+  if (r.latency_us == 0 && r.step_us == 0 && r.us_per_byte == 0 && r.us_per_net_byte == 0)
+    bad(where, path, "every coefficient is 0 (a zero-time curve)");
   return r;
 }
 
@@ -105,6 +127,19 @@ struct Point {
   bool extrapolated = false;
 };
 
+// The sizes measured at or around a node count: its own at a fitted count; between two fitted
+// counts, the sizes both measured; outside them, those of the nearest end.
+std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int nodes) {
+  if (g.bytes_by_nodes.size() != g.nodes.size()) return {g.bytes_min, g.bytes_max};
+  const auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), nodes);
+  const auto at = static_cast<std::size_t>(it - g.nodes.begin());
+  if (it == g.nodes.end()) return {g.bytes_by_nodes.back()[0], g.bytes_by_nodes.back()[1]};
+  if (*it == nodes || at == 0) return {g.bytes_by_nodes[at][0], g.bytes_by_nodes[at][1]};
+  const auto& lo = g.bytes_by_nodes[at - 1];
+  const auto& hi = g.bytes_by_nodes[at];
+  return {std::max(lo[0], hi[0]), std::min(lo[1], hi[1])};
+}
+
 Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
   Point p;
   const Traffic x = traffic(g.op, bytes, nodes, g.ranks_per_node);
@@ -120,7 +155,8 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
   const int nmin = g.nodes.front(), nmax = g.nodes.back();
   const bool fitted_node = std::find(g.nodes.begin(), g.nodes.end(), nodes) != g.nodes.end();
   const bool in_nodes = nodes >= nmin && nodes <= nmax;
-  const bool in_sizes = bytes >= g.bytes_min && bytes <= g.bytes_max;
+  const auto [size_lo, size_hi] = sizes_measured_near(g, nodes);
+  const bool in_sizes = bytes >= size_lo && bytes <= size_hi;
   p.extrapolated = !in_nodes || !in_sizes;
   double e = g.resid_sigma_log;
   if (!fitted_node && in_nodes) e = std::max(e, g.cv_node_sigma_log);
@@ -136,8 +172,8 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
     const double dn_up = std::max(0.0, std::log2(static_cast<double>(nodes) / nmax));
     const double dn_down = std::max(0.0, std::log2(static_cast<double>(nmin) / nodes));
     const double dn = std::max(dn_up, dn_down);
-    const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
-                                std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
+    const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(size_hi)),
+                                std::log2(static_cast<double>(size_lo) / static_cast<double>(bytes))});
     double en = std::max(e, g.resid_sigma_log * std::sqrt(1.0 + dn));
     const double sigma_dir = dn_up > 0 ? g.cv_node_up_sigma_log : g.cv_node_down_sigma_log;
     const double reach = dn_up > 0 ? g.cv_node_up_reach_log2 : g.cv_node_down_reach_log2;
@@ -206,6 +242,7 @@ json Model::to_json() const {
                       {"nodes", g.nodes},
                       {"bytes_min", g.bytes_min},
                       {"bytes_max", g.bytes_max},
+                      {"bytes_by_nodes", g.bytes_by_nodes},
                       {"rows", g.rows},
                       {"regimes", regimes},
                       {"bic_by_regimes", bic},
@@ -261,18 +298,34 @@ Model Model::from_json(const json& j, const std::string& where) {
     if (!profile.is_string() || profile.get<std::string>().empty())
       bad(where, path + "/profile", "must be a non-empty string");
     g.profile = profile.get<std::string>();
-    g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1);
+    g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1, kMaxRanksPerNode);
     g.spec_gbps = need_number(gj, "spec_gbps", where, path);
     const json& nodes = need(gj, "nodes", where, path);
     if (!nodes.is_array() || nodes.empty()) bad(where, path + "/nodes", "must be a non-empty array of node counts");
     for (const auto& n : nodes) {
-      if (!n.is_number_integer() || n.get<long long>() < 1) bad(where, path + "/nodes", "must hold positive integers");
+      if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxNodes)
+        bad(where, path + "/nodes", fmt::format("must hold integers in 1..{}", kMaxNodes));
       g.nodes.push_back(n.get<int>());
     }
-    std::sort(g.nodes.begin(), g.nodes.end());
-    g.bytes_min = static_cast<std::uint64_t>(need_number(gj, "bytes_min", where, path));
-    g.bytes_max = static_cast<std::uint64_t>(need_number(gj, "bytes_max", where, path));
+    // increasing, as fit writes them: bytes_by_nodes follows this order
+    if (std::adjacent_find(g.nodes.begin(), g.nodes.end(), std::greater_equal<>()) != g.nodes.end())
+      bad(where, path + "/nodes", "must be increasing");
+    g.bytes_min = static_cast<std::uint64_t>(need_number(gj, "bytes_min", where, path, true, 0x1p63));
+    g.bytes_max = static_cast<std::uint64_t>(need_number(gj, "bytes_max", where, path, true, 0x1p63));
     if (g.bytes_min == 0 || g.bytes_max < g.bytes_min) bad(where, path + "/bytes_max", "must be >= bytes_min > 0");
+    const json& by_nodes = need(gj, "bytes_by_nodes", where, path);
+    if (!by_nodes.is_array() || by_nodes.size() != nodes.size())
+      bad(where, path + "/bytes_by_nodes", "must hold one [bytes_min, bytes_max] per node count");
+    for (std::size_t k = 0; k < by_nodes.size(); ++k) {
+      const json& r = by_nodes[k];
+      const auto in_group = [&](const json& x) {
+        return x.is_number_unsigned() && x.get<std::uint64_t>() >= g.bytes_min && x.get<std::uint64_t>() <= g.bytes_max;
+      };
+      if (!r.is_array() || r.size() != 2 || !in_group(r[0]) || !in_group(r[1]) ||
+          r[1].get<std::uint64_t>() < r[0].get<std::uint64_t>())
+        bad(where, fmt::format("{}/bytes_by_nodes/{}", path, k), "must be [min, max] inside bytes_min..bytes_max");
+      g.bytes_by_nodes.push_back({r[0].get<std::uint64_t>(), r[1].get<std::uint64_t>()});
+    }
     g.rows = need_int(gj, "rows", where, path, 0);
     const json& regimes = need(gj, "regimes", where, path);
     if (!regimes.is_array() || regimes.empty()) bad(where, path + "/regimes", "must be a non-empty array");
@@ -283,16 +336,16 @@ Model Model::from_json(const json& j, const std::string& where) {
         g.bic.push_back(b.is_number() ? b.get<double>() : std::numeric_limits<double>::quiet_NaN());
     g.efficiency = gj.contains("efficiency") && gj["efficiency"].is_number() ? gj["efficiency"].get<double>() : 0.0;
     const json& acc = need(gj, "accuracy", where, path);
-    g.resid_rms_log = need_number(acc, "residual_rms_log", where, path + "/accuracy");
-    g.resid_sigma_log = need_number(acc, "residual_sigma_log", where, path + "/accuracy");
+    g.resid_rms_log = need_log_error(acc, "residual_rms_log", where, path + "/accuracy", false);
+    g.resid_sigma_log = need_log_error(acc, "residual_sigma_log", where, path + "/accuracy", false);
     const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
-    g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
-    g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
     const std::string cvn_path = path + "/accuracy/cv_leave_one_node_out";
-    g.cv_node_up_sigma_log = need_number(cvn, "up_sigma_log", where, cvn_path, false);
-    g.cv_node_up_reach_log2 = need_number(cvn, "up_reach_log2_nodes", where, cvn_path);
-    g.cv_node_down_sigma_log = need_number(cvn, "down_sigma_log", where, cvn_path, false);
-    g.cv_node_down_reach_log2 = need_number(cvn, "down_reach_log2_nodes", where, cvn_path);
+    g.cv_node_rms_log = need_log_error(cvn, "rms_log", where, cvn_path, true);
+    g.cv_node_sigma_log = need_log_error(cvn, "sigma_log", where, cvn_path, true);
+    g.cv_node_up_sigma_log = need_log_error(cvn, "up_sigma_log", where, cvn_path, true);
+    g.cv_node_up_reach_log2 = need_number(cvn, "up_reach_log2_nodes", where, cvn_path, true, 20);
+    g.cv_node_down_sigma_log = need_log_error(cvn, "down_sigma_log", where, cvn_path, true);
+    g.cv_node_down_reach_log2 = need_number(cvn, "down_reach_log2_nodes", where, cvn_path, true, 20);
     if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
       for (const auto& c : cvn["by_nodes"]) {
         CvNode cv;
@@ -304,8 +357,8 @@ Model Model::from_json(const json& j, const std::string& where) {
         g.cv_nodes.push_back(cv);
       }
     const json& cvs = need(acc, "cv_held_out_sizes", where, path + "/accuracy");
-    g.cv_sizes_rms_log = need_number(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", false);
-    g.cv_sizes_sigma_log = need_number(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", false);
+    g.cv_sizes_rms_log = need_log_error(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", true);
+    g.cv_sizes_sigma_log = need_log_error(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", true);
     const json& refits = need(gj, "refits", where, path);
     if (!refits.is_array()) bad(where, path + "/refits", "must be an array");
     for (std::size_t b = 0; b < refits.size(); ++b) {
@@ -335,13 +388,11 @@ Model Model::from_json(const json& j, const std::string& where) {
 }
 
 Model Model::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(fmt::format("{}: cannot open model file", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // read_input_file refuses a FIFO (it would block), a folder, a device (/dev/zero never ends).
+  const std::string text = read_input_file(path);
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw ParseError(fmt::format("{}: not JSON (byte {})", path.string(), e.byte));
   }

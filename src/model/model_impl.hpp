@@ -2,6 +2,8 @@
 // predicts). Not part of the API.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ struct Group {
   double spec_gbps = 0;
   std::vector<int> nodes;
   std::uint64_t bytes_min = 0, bytes_max = 0;
+  // The sizes measured at each fitted node count ({min, max}, in the order of `nodes`): a size
+  // outside them is an extrapolation there even when another node count measured it.
+  std::vector<std::array<std::uint64_t, 2>> bytes_by_nodes;
   int rows = 0;
   std::vector<Regime> regimes;
   std::vector<std::vector<Regime>> refits;

@@ -122,6 +122,6 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2 and "'nope' was not measured and has no spec" in err, f"profile: {err!r}")
     rc, out, err = run("model", "predict", os.path.join(tmp, "missing.json"), "--op", "allreduce", "--bytes", "1G",
                        "--nodes", "2")
-    check(rc == 2 and err.endswith("missing.json: cannot open model file\n"), f"missing: {err!r}")
+    check(rc == 2 and err.endswith("missing.json: no such file\n"), f"missing: {err!r}")
 
 sys.exit(1 if failures else 0)
