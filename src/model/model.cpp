@@ -140,14 +140,29 @@ std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int 
   return {std::max(lo[0], hi[0]), std::min(lo[1], hi[1])};
 }
 
+// The cheapest regime with a positive time. A regime fitted on several node counts may have no
+// term left at one node (no latency, no bus term, and g(op, 1) = 0 for its network term): it
+// describes nothing there, and a zero would be an infinite bandwidth.
+double positive_envelope_us(const std::vector<Regime>& regimes, const Traffic& x) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& r : regimes) {
+    const double t = regime_time_us(r, x);
+    if (t > 0) best = std::min(best, t);
+  }
+  return best;
+}
+
 Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
   Point p;
   const Traffic x = traffic(g.op, bytes, nodes, g.ranks_per_node);
-  p.t = envelope_time_us(scaled(g.regimes, bw_scale), x);
+  p.t = positive_envelope_us(scaled(g.regimes, bw_scale), x);
+  if (!std::isfinite(p.t))
+    throw UsageError(fmt::format("--nodes: {} on {} has no regime with a positive time at {} node(s) (fitted on {})",
+                                 name(g.op), g.profile, nodes, fmt::join(g.nodes, ", ")));
   std::vector<double> dev;
   dev.reserve(g.refits.size());
   for (const auto& r : g.refits) {
-    const double t = envelope_time_us(scaled(r, bw_scale), x);
+    const double t = positive_envelope_us(scaled(r, bw_scale), x);
     if (t > 0 && std::isfinite(t)) dev.push_back(std::log(t / p.t));
   }
   const double q_lo = std::max(0.0, -quantile(dev, 0.05));

@@ -81,6 +81,19 @@ with tempfile.TemporaryDirectory() as tmp:
         check(rc == 0 and json.loads(out)["extrapolated"] is extrapolated,
               f"{size} on {nodes} nodes: extrapolated should be {extrapolated}: {rc} {out} {err}")
 
+    # one node, below every fitted count: the fit on 2, 4, 8 nodes has a regime with no term left at
+    # one node (no latency, no bus term, no network at N = 1); it must not answer 0 us
+    small = os.path.join(tmp, "p5-2-8.json")
+    rc, _, err = run("model", "fit", *[os.path.join(PUB, f"p5-hyperpod-{n}n-allreduce.json") for n in (2, 4, 8)],
+                     "-o", small, "--refits", "20", "--no-cross-validation")
+    check(rc == 0, f"fit 2-8: {rc} {err}")
+    for size in ("1M", "1G"):
+        rc, out, err = run("model", "predict", small, "--op", "allreduce", "--bytes", size, "--nodes", "1",
+                           "--format", "json")
+        p = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and p["time_us"] > 0 and p["time_lo_us"] > 0 and p["extrapolated"],
+              f"{size} on 1 node: {rc} {out} {err}")
+
     # hand-edited model files
     good = json.load(open(model))
 
