@@ -8,19 +8,13 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import check, failures, run_ccbench
+
 CCBENCH, SYNTH = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
-    p = subprocess.run([CCBENCH, *args], capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    return run_ccbench(CCBENCH, args, 120)
 
 
 # The truth of synthetic.hpp: two regimes, log2 N steps, allreduce on 8 ranks per node; the bytes

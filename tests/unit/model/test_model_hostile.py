@@ -5,28 +5,18 @@ measured, hand-edited model files and workload files. Each case: the exit code a
 Usage: test_model_hostile.py CCBENCH REPO_ROOT"""
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_checks import check, failures, run_ccbench
 
 CCBENCH, ROOT = sys.argv[1], sys.argv[2]
 PUB = os.path.join(ROOT, "results", "published")
 WORKLOAD = os.path.join(ROOT, "configs", "workloads", "dense-70b-fsdp.yaml")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
-    try:
-        p = subprocess.run([CCBENCH, *args], capture_output=True, text=True, timeout=float(os.environ.get("CCB_HOSTILE_TIMEOUT", "60")))
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out (blocked)"
-    return p.returncode, p.stdout, p.stderr
+    return run_ccbench(CCBENCH, args, float(os.environ.get("CCB_HOSTILE_TIMEOUT", "60")))
 
 
 def expect(args, rc, err, what):
