@@ -192,11 +192,20 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
     double en = std::max(e, g.resid_sigma_log * std::sqrt(1.0 + dn));
     const double sigma_dir = dn_up > 0 ? g.cv_node_up_sigma_log : g.cv_node_down_sigma_log;
     const double reach = dn_up > 0 ? g.cv_node_up_reach_log2 : g.cv_node_down_reach_log2;
-    if (dn > 0 && sigma_dir > 0 && reach > 0) {
+    if (dn > 0 && sigma_dir > 0 && reach > 0 && g.nodes.size() >= 3) {
       en = std::max(en, sigma_dir * std::sqrt(std::max(1.0, dn / reach)));
       // A held-out prediction error already holds the fit's own uncertainty (the held-out fit had
       // fewer node counts than this one): the refits' spread is not added to it again.
       predictive = true;
+    } else if (dn > 0 && g.nodes.size() == 2) {
+      // Two node counts: holding one out leaves a fit on one count, which has no node terms (it
+      // carries the bus bandwidth forward), so neither held-out error was made by the model asked
+      // here, whose node terms the two counts determine exactly and nothing checks. Take the
+      // larger of the two directions, at least the error allowed when nothing was learnt about
+      // scale, and keep the refits' spread (the node terms' uncertainty) added to it.
+      const double worst = std::max({kNoScaleSigma, g.cv_node_up_sigma_log, g.cv_node_down_sigma_log});
+      const double span = std::log2(static_cast<double>(nmax) / nmin);  // what a held-out fit reached
+      en = std::max(en, worst * std::sqrt(std::max(1.0, dn / span)));
     }
     if (g.nodes.size() < 2 && dn > 0) en = std::max(en, kNoScaleSigma * (1.0 + dn));
     const double es = ds > 0 ? std::max(e, g.cv_sizes_sigma_log) : e;
