@@ -1,19 +1,27 @@
 // `ccbench model fit RESULTS... -o model.json` and `ccbench model predict MODEL ...` (docs/model.md).
 #include "cli/model_command.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/command.hpp"
 #include "compare/load.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -46,6 +54,31 @@ std::string pct(double log_error) {
   return fmt::format("{:.1f}%", 100.0 * (std::exp(log_error) - 1.0));
 }
 
+// Refuses an -o the fit could not be saved to, before fitting: a folder, or a path whose folder is
+// missing or does not take a new file (the atomic write creates a temporary beside the target).
+void check_output(const std::string& out) {
+  struct stat st {};
+  if (::stat(out.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("-o {}: is a folder; name the model file to write", out));
+  if (::stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/stdout and the like: written directly
+  const std::filesystem::path path(out);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string probe = (dir / ".ccbench-model-probe.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) throw UsageError(fmt::format("-o {}: cannot write in {} ({})", out, dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+// An input that is neither a folder nor a regular file, named with the reason (a FIFO would block).
+void check_inputs(const std::vector<std::string>& inputs) {
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) continue;
+    require_regular_file(in);
+  }
+}
+
 int fit_main(int argc, char** argv) {
   CLI::App app{"Fit time against bytes and node count from result files (ccbench runs, imported nccl-tests logs).",
                "ccbench model fit"};
@@ -71,6 +104,8 @@ int fit_main(int argc, char** argv) {
   }
   options.cross_validate = !no_cv;
   try {
+    check_output(out);
+    check_inputs(inputs);
     const compare::Side side = compare::load_side("inputs", inputs);
     std::vector<model::Observation> rows;
     for (const auto& f : side.files) {
@@ -78,7 +113,11 @@ int fit_main(int argc, char** argv) {
       rows.insert(rows.end(), obs.begin(), obs.end());
     }
     const model::Model m = model::fit(rows, options, inputs);
-    write_file_atomically(out, m.to_json().dump(1) + "\n");
+    try {
+      write_file_atomically(out, m.to_json().dump(1) + "\n");
+    } catch (const std::system_error& e) {
+      throw UsageError(fmt::format("-o {}: the fit is not saved: {} ({})", out, e.what(), e.code().message()));
+    }
     std::fprintf(stderr, "ccbench model fit: %zu rows from %zu files -> %s\n", rows.size(), side.files.size(),
                  out.c_str());
     std::printf("%-15s %-22s %-10s %-12s %-8s %-9s %-12s %-12s\n", "op", "profile", "ranks/node", "nodes", "regimes",

@@ -16,23 +16,35 @@ namespace ccbench::model {
 enum class Steps : std::uint8_t { log2_nodes, nodes };
 std::string_view name(Steps steps);
 
-// t(S, N) = latency_us + step_us * steps(N) + S * f(op, p) * (us_per_byte + us_per_byte_log2n * log2 N)
-// f is the bus factor (2(p-1)/p for allreduce ...), so 1 / us_per_byte is a bus bandwidth and
-// us_per_byte_log2n is the efficiency lost per doubling of nodes.
+// What one call of the collective moves, the columns of a regime's bytes terms (docs/model.md):
+// bus_bytes = S * f(op, p), f the bus factor (2(p-1)/p for allreduce ...), and net_bytes = S * g(op, N),
+// g the share of S a node sends over the network in a hierarchical algorithm (2(N-1)/N for
+// allreduce, (N-1)/N for allgather, reduce_scatter and alltoall, 1 for broadcast beyond one node,
+// 0 at one node: there it is NVLink alone). Both factors saturate as N grows.
+struct Traffic {
+  double bus_bytes = 0;
+  double net_bytes = 0;
+  int nodes = 1;
+};
+Traffic traffic(Op op, std::uint64_t bytes, int nodes, int ranks_per_node);
+double network_factor(Op op, int nodes);
+
+// t(S, N) = latency_us + step_us * steps(N) + bus_bytes * us_per_byte + net_bytes * us_per_net_byte
+// 1 / us_per_byte is a bus bandwidth that does not change with N (a bandwidth-bound ring), and
+// us_per_net_byte the time per byte a node moves over the network: the node-count dependence of
+// the bytes term, bounded as N grows.
 struct Regime {
   double latency_us = 0;
   double step_us = 0;
   Steps steps = Steps::log2_nodes;
   double us_per_byte = 0;
-  double us_per_byte_log2n = 0;
+  double us_per_net_byte = 0;
 };
 
 double steps_of(Steps steps, int nodes);
-double regime_time_us(const Regime& r, double bus_bytes, int nodes);
+double regime_time_us(const Regime& r, const Traffic& x);
 // The lower envelope: the cheapest regime, as NCCL picks the cheapest algorithm and protocol.
-double envelope_time_us(const std::vector<Regime>& regimes, double bus_bytes, int nodes);
-// S * f(op, nodes * ranks_per_node)
-double bus_bytes(Op op, std::uint64_t bytes, int nodes, int ranks_per_node);
+double envelope_time_us(const std::vector<Regime>& regimes, const Traffic& x);
 
 // One measured row: a trial's median time at one size.
 struct Observation {

@@ -11,6 +11,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/types.hpp"
 #include "model/model_impl.hpp"
 #include "system/instance_profile.hpp"
@@ -30,12 +31,10 @@ constexpr double kFromSpecSigma = 0.15;
 constexpr double kNoScaleSigma = 0.25;
 
 json regime_json(const Regime& r) {
-  return {{"latency_us", r.latency_us},
-          {"step_us", r.step_us},
-          {"steps", std::string(name(r.steps))},
-          {"us_per_byte", r.us_per_byte},
-          {"us_per_byte_log2n", r.us_per_byte_log2n},
-          {"busbw_gbps_one_node", r.us_per_byte > 0 ? 1e-3 / r.us_per_byte : 0.0}};
+  return {
+      {"latency_us", r.latency_us},           {"step_us", r.step_us},
+      {"steps", std::string(name(r.steps))},  {"us_per_byte", r.us_per_byte},
+      {"us_per_net_byte", r.us_per_net_byte}, {"busbw_gbps_one_node", r.us_per_byte > 0 ? 1e-3 / r.us_per_byte : 0.0}};
 }
 
 [[noreturn]] void bad(const std::string& where, const std::string& key, const std::string& what) {
@@ -50,20 +49,38 @@ const json& need(const json& obj, const char* key, const std::string& where, con
 }
 
 double need_number(const json& obj, const char* key, const std::string& where, const std::string& path,
-                   bool non_negative = true) {
+                   bool non_negative = true, double max_value = std::numeric_limits<double>::max()) {
   const json& v = need(obj, key, where, path);
   const std::string p = path.empty() ? key : path + "/" + key;
   if (!v.is_number()) bad(where, p, "must be a number");
   const double x = v.get<double>();
   if (!std::isfinite(x) || (non_negative && x < 0)) bad(where, p, "must be a finite non-negative number");
+  if (x > max_value) bad(where, p, fmt::format("is {}, above {}", x, max_value));
   return x;
 }
 
-int need_int(const json& obj, const char* key, const std::string& where, const std::string& path, int min_value) {
+// An error on log scale: -1 (not computed) or 0 ..kMaxLogError (e^10: a factor of 22026, far beyond
+// any fit worth predicting with; a larger value is a hand edit, and it would make every band inf).
+constexpr double kMaxLogError = 10;
+double need_log_error(const json& obj, const char* key, const std::string& where, const std::string& path,
+                      bool allow_unset) {
+  const double x = need_number(obj, key, where, path, false, kMaxLogError);
+  if (x < 0 && !(allow_unset && x == -1))
+    bad(where, path + "/" + key, allow_unset ? "must be -1 or >= 0" : "must be >= 0");
+  return x;
+}
+
+// Ranks per node and node counts are bounded like the flags of `model predict` (--ranks-per-node
+// up to 2^16, --nodes up to 2^20): their product stays inside an int.
+constexpr long long kMaxRanksPerNode = 1 << 16;
+constexpr long long kMaxNodes = 1 << 20;
+
+int need_int(const json& obj, const char* key, const std::string& where, const std::string& path, int min_value,
+             long long max_value = 1LL << 30) {
   const json& v = need(obj, key, where, path);
   const std::string p = path.empty() ? key : path + "/" + key;
-  if (!v.is_number_integer() || v.get<long long>() < min_value || v.get<long long>() > (1LL << 30))
-    bad(where, p, fmt::format("must be an integer >= {}", min_value));
+  if (!v.is_number_integer() || v.get<long long>() < min_value || v.get<long long>() > max_value)
+    bad(where, p, fmt::format("must be an integer in {}..{}", min_value, max_value));
   return v.get<int>();
 }
 
@@ -72,7 +89,7 @@ Regime regime_from(const json& j, const std::string& where, const std::string& p
   r.latency_us = need_number(j, "latency_us", where, path);
   r.step_us = need_number(j, "step_us", where, path);
   r.us_per_byte = need_number(j, "us_per_byte", where, path);
-  r.us_per_byte_log2n = need_number(j, "us_per_byte_log2n", where, path);
+  r.us_per_net_byte = need_number(j, "us_per_net_byte", where, path);
   const json& s = need(j, "steps", where, path);
   if (s == "log2_nodes")
     r.steps = Steps::log2_nodes;
@@ -80,6 +97,9 @@ Regime regime_from(const json& j, const std::string& where, const std::string& p
     r.steps = Steps::nodes;
   else
     bad(where, path + "/steps", "must be \"log2_nodes\" or \"nodes\"");
+  // Every term zero is a curve of zero time: infinite bandwidth at every size.
+  if (r.latency_us == 0 && r.step_us == 0 && r.us_per_byte == 0 && r.us_per_net_byte == 0)
+    bad(where, path, "every coefficient is 0 (a zero-time curve)");
   return r;
 }
 
@@ -97,7 +117,7 @@ std::vector<Regime> scaled(const std::vector<Regime>& rs, double bw_scale) {
   std::vector<Regime> out = rs;
   for (auto& r : out) {
     r.us_per_byte *= bw_scale;
-    r.us_per_byte_log2n *= bw_scale;
+    r.us_per_net_byte *= bw_scale;
   }
   return out;
 }
@@ -107,14 +127,42 @@ struct Point {
   bool extrapolated = false;
 };
 
+// The sizes measured at or around a node count: its own at a fitted count; between two fitted
+// counts, the sizes both measured; outside them, those of the nearest end.
+std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int nodes) {
+  if (g.bytes_by_nodes.size() != g.nodes.size()) return {g.bytes_min, g.bytes_max};
+  const auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), nodes);
+  const auto at = static_cast<std::size_t>(it - g.nodes.begin());
+  if (it == g.nodes.end()) return {g.bytes_by_nodes.back()[0], g.bytes_by_nodes.back()[1]};
+  if (*it == nodes || at == 0) return {g.bytes_by_nodes[at][0], g.bytes_by_nodes[at][1]};
+  const auto& lo = g.bytes_by_nodes[at - 1];
+  const auto& hi = g.bytes_by_nodes[at];
+  return {std::max(lo[0], hi[0]), std::min(lo[1], hi[1])};
+}
+
+// The cheapest regime with a positive time. A regime fitted on several node counts may have no
+// term left at one node (no latency, no bus term, and g(op, 1) = 0 for its network term): it
+// describes nothing there, and a zero would be an infinite bandwidth.
+double positive_envelope_us(const std::vector<Regime>& regimes, const Traffic& x) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& r : regimes) {
+    const double t = regime_time_us(r, x);
+    if (t > 0) best = std::min(best, t);
+  }
+  return best;
+}
+
 Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
   Point p;
-  const double bb = bus_bytes(g.op, bytes, nodes, g.ranks_per_node);
-  p.t = envelope_time_us(scaled(g.regimes, bw_scale), bb, nodes);
+  const Traffic x = traffic(g.op, bytes, nodes, g.ranks_per_node);
+  p.t = positive_envelope_us(scaled(g.regimes, bw_scale), x);
+  if (!std::isfinite(p.t))
+    throw UsageError(fmt::format("--nodes: {} on {} has no regime with a positive time at {} node(s) (fitted on {})",
+                                 name(g.op), g.profile, nodes, fmt::join(g.nodes, ", ")));
   std::vector<double> dev;
   dev.reserve(g.refits.size());
   for (const auto& r : g.refits) {
-    const double t = envelope_time_us(scaled(r, bw_scale), bb, nodes);
+    const double t = positive_envelope_us(scaled(r, bw_scale), x);
     if (t > 0 && std::isfinite(t)) dev.push_back(std::log(t / p.t));
   }
   const double q_lo = std::max(0.0, -quantile(dev, 0.05));
@@ -122,32 +170,52 @@ Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_sc
   const int nmin = g.nodes.front(), nmax = g.nodes.back();
   const bool fitted_node = std::find(g.nodes.begin(), g.nodes.end(), nodes) != g.nodes.end();
   const bool in_nodes = nodes >= nmin && nodes <= nmax;
-  const bool in_sizes = bytes >= g.bytes_min && bytes <= g.bytes_max;
+  const auto [size_lo, size_hi] = sizes_measured_near(g, nodes);
+  const bool in_sizes = bytes >= size_lo && bytes <= size_hi;
   p.extrapolated = !in_nodes || !in_sizes;
   double e = g.resid_sigma_log;
-  if (!fitted_node) {
-    e = std::max(e, g.cv_node_sigma_log);
-    if (g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
-  }
+  if (!fitted_node && in_nodes) e = std::max(e, g.cv_node_sigma_log);
+  if (!fitted_node && g.nodes.size() < 2) e = std::max(e, kNoScaleSigma);
+  bool predictive = false;  // e is a measured prediction error, not a residual
   if (p.extrapolated) {
-    // Outside the fitted node counts the error grows with the distance: leaving out the smallest
-    // or the largest node count measured the error of extrapolating cv_node_reach_log2 doublings
-    // (cv_node_extrap_sigma_log), so dn doublings get that error times max(1, dn / reach), and
-    // never less than the in-range error times 1 + dn.
+    // Outside the fitted node counts the error grows with the distance dn (doublings of nodes):
+    // leaving out the largest (smallest) node count measured the error of extrapolating up (down)
+    // `reach` doublings, so dn doublings get that error times sqrt(max(1, dn / reach)), as if
+    // each further doubling added an independent error of the same size; never less than the
+    // in-sample error times sqrt(1 + dn).
     // Outside the sizes: a quarter of that per doubling of bytes.
-    const double dn =
-        std::max({0.0, std::log2(static_cast<double>(nodes) / nmax), std::log2(static_cast<double>(nmin) / nodes)});
-    const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(g.bytes_max)),
-                                std::log2(static_cast<double>(g.bytes_min) / static_cast<double>(bytes))});
-    double en = std::max(e, g.resid_sigma_log * (1.0 + dn));
-    if (dn > 0 && g.cv_node_extrap_sigma_log > 0 && g.cv_node_reach_log2 > 0)
-      en = std::max(en, g.cv_node_extrap_sigma_log * std::max(1.0, dn / g.cv_node_reach_log2));
+    const double dn_up = std::max(0.0, std::log2(static_cast<double>(nodes) / nmax));
+    const double dn_down = std::max(0.0, std::log2(static_cast<double>(nmin) / nodes));
+    const double dn = std::max(dn_up, dn_down);
+    const double ds = std::max({0.0, std::log2(static_cast<double>(bytes) / static_cast<double>(size_hi)),
+                                std::log2(static_cast<double>(size_lo) / static_cast<double>(bytes))});
+    double en = std::max(e, g.resid_sigma_log * std::sqrt(1.0 + dn));
+    const double sigma_dir = dn_up > 0 ? g.cv_node_up_sigma_log : g.cv_node_down_sigma_log;
+    const double reach = dn_up > 0 ? g.cv_node_up_reach_log2 : g.cv_node_down_reach_log2;
+    if (dn > 0 && sigma_dir > 0 && reach > 0 && g.nodes.size() >= 3) {
+      en = std::max(en, sigma_dir * std::sqrt(std::max(1.0, dn / reach)));
+      // A held-out prediction error already holds the fit's own uncertainty (the held-out fit had
+      // fewer node counts than this one): the refits' spread is not added to it again.
+      predictive = true;
+    } else if (dn > 0 && g.nodes.size() == 2) {
+      // Two node counts: holding one out leaves a fit on one count, which has no node terms (it
+      // carries the bus bandwidth forward), so neither held-out error was made by the model asked
+      // here, whose node terms the two counts determine exactly and nothing checks. Take the
+      // larger of the two directions, at least the error allowed when nothing was learnt about
+      // scale, and keep the refits' spread (the node terms' uncertainty) added to it.
+      const double worst = std::max({kNoScaleSigma, g.cv_node_up_sigma_log, g.cv_node_down_sigma_log});
+      const double span = std::log2(static_cast<double>(nmax) / nmin);  // what a held-out fit reached
+      en = std::max(en, worst * std::sqrt(std::max(1.0, dn / span)));
+    }
     if (g.nodes.size() < 2 && dn > 0) en = std::max(en, kNoScaleSigma * (1.0 + dn));
     const double es = ds > 0 ? std::max(e, g.cv_sizes_sigma_log) : e;
     e = std::max(en, es) * (1.0 + ds / 4.0);
   }
-  const double hw_lo = std::sqrt(q_lo * q_lo + (kZ90 * e) * (kZ90 * e));
-  const double hw_hi = std::sqrt(q_hi * q_hi + (kZ90 * e) * (kZ90 * e));
+  const auto half_width = [&](double q) {
+    return predictive ? std::max(q, kZ90 * e) : std::sqrt(q * q + (kZ90 * e) * (kZ90 * e));
+  };
+  const double hw_lo = half_width(q_lo);
+  const double hw_hi = half_width(q_hi);
   p.lo = p.t * std::exp(-hw_lo);
   p.hi = p.t * std::exp(hw_hi);
   return p;
@@ -178,7 +246,7 @@ json Model::to_json() const {
         flat.push_back(r.latency_us);
         flat.push_back(r.step_us);
         flat.push_back(r.us_per_byte);
-        flat.push_back(r.us_per_byte_log2n);
+        flat.push_back(r.us_per_net_byte);
       }
       refits.push_back(flat);
     }
@@ -198,6 +266,7 @@ json Model::to_json() const {
                       {"nodes", g.nodes},
                       {"bytes_min", g.bytes_min},
                       {"bytes_max", g.bytes_max},
+                      {"bytes_by_nodes", g.bytes_by_nodes},
                       {"rows", g.rows},
                       {"regimes", regimes},
                       {"bic_by_regimes", bic},
@@ -208,8 +277,10 @@ json Model::to_json() const {
                         {"cv_leave_one_node_out",
                          {{"rms_log", g.cv_node_rms_log},
                           {"sigma_log", g.cv_node_sigma_log},
-                          {"reach_log2_nodes", g.cv_node_reach_log2},
-                          {"extrapolation_sigma_log", g.cv_node_extrap_sigma_log},
+                          {"up_sigma_log", g.cv_node_up_sigma_log},
+                          {"up_reach_log2_nodes", g.cv_node_up_reach_log2},
+                          {"down_sigma_log", g.cv_node_down_sigma_log},
+                          {"down_reach_log2_nodes", g.cv_node_down_reach_log2},
                           {"by_nodes", by_nodes}}},
                         {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
                       {"refits", refits}});
@@ -218,7 +289,7 @@ json Model::to_json() const {
           {"generator", "ccbench model fit"},
           {"time_model",
            "t = min over regimes of latency_us + step_us * steps(N) + S * busfactor(op, N * ranks_per_node) * "
-           "(us_per_byte + us_per_byte_log2n * log2 N)"},
+           "us_per_byte + S * netfactor(op, N) * us_per_net_byte"},
           {"refits", impl_->refits},
           {"inputs", impl_->inputs},
           {"groups", groups}};
@@ -229,7 +300,11 @@ Model Model::from_json(const json& j, const std::string& where) {
   const json& version = need(j, "model_version", where, "");
   if (!version.is_number_integer() || version.get<long long>() != kModelVersion)
     bad(where, "model_version",
-        fmt::format("is {}, this ccbench reads model_version {}", version.dump(), kModelVersion));
+        fmt::format("is {}, this ccbench reads model_version {}{}", version.dump(), kModelVersion,
+                    // an older file's time model had other terms: its coefficients mean nothing here
+                    version.is_number_integer() && version.get<long long>() < kModelVersion
+                        ? " (refit it: ccbench model fit RESULTS -o FILE)"
+                        : ""));
   auto impl = std::make_unique<Impl>();
   if (j.contains("inputs") && j["inputs"].is_array()) impl->inputs = j["inputs"];
   if (j.contains("refits") && j["refits"].is_number_integer()) impl->refits = j["refits"].get<int>();
@@ -247,18 +322,34 @@ Model Model::from_json(const json& j, const std::string& where) {
     if (!profile.is_string() || profile.get<std::string>().empty())
       bad(where, path + "/profile", "must be a non-empty string");
     g.profile = profile.get<std::string>();
-    g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1);
+    g.ranks_per_node = need_int(gj, "ranks_per_node", where, path, 1, kMaxRanksPerNode);
     g.spec_gbps = need_number(gj, "spec_gbps", where, path);
     const json& nodes = need(gj, "nodes", where, path);
     if (!nodes.is_array() || nodes.empty()) bad(where, path + "/nodes", "must be a non-empty array of node counts");
     for (const auto& n : nodes) {
-      if (!n.is_number_integer() || n.get<long long>() < 1) bad(where, path + "/nodes", "must hold positive integers");
+      if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxNodes)
+        bad(where, path + "/nodes", fmt::format("must hold integers in 1..{}", kMaxNodes));
       g.nodes.push_back(n.get<int>());
     }
-    std::sort(g.nodes.begin(), g.nodes.end());
-    g.bytes_min = static_cast<std::uint64_t>(need_number(gj, "bytes_min", where, path));
-    g.bytes_max = static_cast<std::uint64_t>(need_number(gj, "bytes_max", where, path));
+    // increasing, as fit writes them: bytes_by_nodes follows this order
+    if (std::adjacent_find(g.nodes.begin(), g.nodes.end(), std::greater_equal<>()) != g.nodes.end())
+      bad(where, path + "/nodes", "must be increasing");
+    g.bytes_min = static_cast<std::uint64_t>(need_number(gj, "bytes_min", where, path, true, 0x1p63));
+    g.bytes_max = static_cast<std::uint64_t>(need_number(gj, "bytes_max", where, path, true, 0x1p63));
     if (g.bytes_min == 0 || g.bytes_max < g.bytes_min) bad(where, path + "/bytes_max", "must be >= bytes_min > 0");
+    const json& by_nodes = need(gj, "bytes_by_nodes", where, path);
+    if (!by_nodes.is_array() || by_nodes.size() != nodes.size())
+      bad(where, path + "/bytes_by_nodes", "must hold one [bytes_min, bytes_max] per node count");
+    for (std::size_t k = 0; k < by_nodes.size(); ++k) {
+      const json& r = by_nodes[k];
+      const auto in_group = [&](const json& x) {
+        return x.is_number_unsigned() && x.get<std::uint64_t>() >= g.bytes_min && x.get<std::uint64_t>() <= g.bytes_max;
+      };
+      if (!r.is_array() || r.size() != 2 || !in_group(r[0]) || !in_group(r[1]) ||
+          r[1].get<std::uint64_t>() < r[0].get<std::uint64_t>())
+        bad(where, fmt::format("{}/bytes_by_nodes/{}", path, k), "must be [min, max] inside bytes_min..bytes_max");
+      g.bytes_by_nodes.push_back({r[0].get<std::uint64_t>(), r[1].get<std::uint64_t>()});
+    }
     g.rows = need_int(gj, "rows", where, path, 0);
     const json& regimes = need(gj, "regimes", where, path);
     if (!regimes.is_array() || regimes.empty()) bad(where, path + "/regimes", "must be a non-empty array");
@@ -269,14 +360,16 @@ Model Model::from_json(const json& j, const std::string& where) {
         g.bic.push_back(b.is_number() ? b.get<double>() : std::numeric_limits<double>::quiet_NaN());
     g.efficiency = gj.contains("efficiency") && gj["efficiency"].is_number() ? gj["efficiency"].get<double>() : 0.0;
     const json& acc = need(gj, "accuracy", where, path);
-    g.resid_rms_log = need_number(acc, "residual_rms_log", where, path + "/accuracy");
-    g.resid_sigma_log = need_number(acc, "residual_sigma_log", where, path + "/accuracy");
+    g.resid_rms_log = need_log_error(acc, "residual_rms_log", where, path + "/accuracy", false);
+    g.resid_sigma_log = need_log_error(acc, "residual_sigma_log", where, path + "/accuracy", false);
     const json& cvn = need(acc, "cv_leave_one_node_out", where, path + "/accuracy");
-    g.cv_node_rms_log = need_number(cvn, "rms_log", where, path + "/accuracy/cv_leave_one_node_out", false);
-    g.cv_node_sigma_log = need_number(cvn, "sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
-    g.cv_node_reach_log2 = need_number(cvn, "reach_log2_nodes", where, path + "/accuracy/cv_leave_one_node_out");
-    g.cv_node_extrap_sigma_log =
-        need_number(cvn, "extrapolation_sigma_log", where, path + "/accuracy/cv_leave_one_node_out", false);
+    const std::string cvn_path = path + "/accuracy/cv_leave_one_node_out";
+    g.cv_node_rms_log = need_log_error(cvn, "rms_log", where, cvn_path, true);
+    g.cv_node_sigma_log = need_log_error(cvn, "sigma_log", where, cvn_path, true);
+    g.cv_node_up_sigma_log = need_log_error(cvn, "up_sigma_log", where, cvn_path, true);
+    g.cv_node_up_reach_log2 = need_number(cvn, "up_reach_log2_nodes", where, cvn_path, true, 20);
+    g.cv_node_down_sigma_log = need_log_error(cvn, "down_sigma_log", where, cvn_path, true);
+    g.cv_node_down_reach_log2 = need_number(cvn, "down_reach_log2_nodes", where, cvn_path, true, 20);
     if (cvn.contains("by_nodes") && cvn["by_nodes"].is_array())
       for (const auto& c : cvn["by_nodes"]) {
         CvNode cv;
@@ -288,8 +381,8 @@ Model Model::from_json(const json& j, const std::string& where) {
         g.cv_nodes.push_back(cv);
       }
     const json& cvs = need(acc, "cv_held_out_sizes", where, path + "/accuracy");
-    g.cv_sizes_rms_log = need_number(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", false);
-    g.cv_sizes_sigma_log = need_number(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", false);
+    g.cv_sizes_rms_log = need_log_error(cvs, "rms_log", where, path + "/accuracy/cv_held_out_sizes", true);
+    g.cv_sizes_sigma_log = need_log_error(cvs, "sigma_log", where, path + "/accuracy/cv_held_out_sizes", true);
     const json& refits = need(gj, "refits", where, path);
     if (!refits.is_array()) bad(where, path + "/refits", "must be an array");
     for (std::size_t b = 0; b < refits.size(); ++b) {
@@ -309,7 +402,7 @@ Model Model::from_json(const json& j, const std::string& where) {
         rs[k].latency_us = v[0];
         rs[k].step_us = v[1];
         rs[k].us_per_byte = v[2];
-        rs[k].us_per_byte_log2n = v[3];
+        rs[k].us_per_net_byte = v[3];
       }
       g.refits.push_back(std::move(rs));
     }
@@ -319,13 +412,11 @@ Model Model::from_json(const json& j, const std::string& where) {
 }
 
 Model Model::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(fmt::format("{}: cannot open model file", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // read_input_file refuses a FIFO (it would block), a folder, a device (/dev/zero never ends).
+  const std::string text = read_input_file(path);
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw ParseError(fmt::format("{}: not JSON (byte {})", path.string(), e.byte));
   }

@@ -14,7 +14,7 @@
 
 namespace ccbench::model {
 
-inline constexpr int kModelVersion = 1;
+inline constexpr int kModelVersion = 2;
 
 struct PredictQuery {
   Op op = Op::allreduce;

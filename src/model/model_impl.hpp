@@ -2,6 +2,8 @@
 // predicts). Not part of the API.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ struct Group {
   double spec_gbps = 0;
   std::vector<int> nodes;
   std::uint64_t bytes_min = 0, bytes_max = 0;
+  // The sizes measured at each fitted node count ({min, max}, in the order of `nodes`): a size
+  // outside them is an extrapolation there even when another node count measured it.
+  std::vector<std::array<std::uint64_t, 2>> bytes_by_nodes;
   int rows = 0;
   std::vector<Regime> regimes;
   std::vector<std::vector<Regime>> refits;
@@ -36,10 +41,12 @@ struct Group {
   double resid_sigma_log = 0;
   double cv_node_rms_log = -1;  // leave one node count out (-1: fewer than 2 node counts)
   double cv_node_sigma_log = -1;
-  // mean log2 distance from a held-out extreme node count to the nearest one fitted: how far the
-  // leave-one-out extrapolated when it measured cv_node_sigma_log (0: not computed)
-  double cv_node_reach_log2 = 0;
-  double cv_node_extrap_sigma_log = -1;  // held-out smallest and largest node counts: max(robust sigma, worst / 1.645)
+  // Extrapolation in each direction, measured by holding out the largest (up) or the smallest
+  // (down) node count: the RMS of its errors (rows within the training sizes; -1: not computed)
+  // and how far that extrapolated, in doublings of nodes (0: not computed). One direction does not
+  // speak for the other: at 2 nodes NCCL has algorithms it does not have at 16.
+  double cv_node_up_sigma_log = -1, cv_node_up_reach_log2 = 0;
+  double cv_node_down_sigma_log = -1, cv_node_down_reach_log2 = 0;
   std::vector<CvNode> cv_nodes;
   double cv_sizes_rms_log = -1;  // held-out interior sizes (-1: too few sizes)
   double cv_sizes_sigma_log = -1;

@@ -57,6 +57,9 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
     const auto op = to_op(c.op);
     if (!op) {
       row.note = "not priced: no point-to-point curve in the model";
+    } else if (c.bytes == 0) {
+      // The workload's sizes divide down to nothing (e.g. model.parameters: 1 over 80 layers).
+      row.note = "not priced: 0 bytes per call (the workload's sizes round down to nothing)";
     } else {
       const PredictQuery q{*op, c.bytes, c.nodes, c.ranks_per_node(), profile};
       try {

@@ -10,12 +10,12 @@
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
+#include "core/yaml_checks.hpp"
 
 namespace ccbench::model {
 
@@ -132,8 +132,13 @@ class Reader {
     }
     std::size_t used = 0;
     double v = 0;
+    // Decimal only: std::stod also reads hexadecimal ("0x10" as 16), "inf" and "nan".
+    const bool decimal = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
+             ch == '-';
+    });
     try {
-      v = std::stod(text, &used);
+      if (decimal) v = std::stod(text, &used);
     } catch (const std::exception&) {
       used = 0;
     }
@@ -178,6 +183,8 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
   } catch (const YAML::ParserException& e) {
     throw ParseError(fmt::format("{}:{}: malformed YAML ({})", source, e.mark.line + 1, e.msg));
   }
+  // A key given twice: yaml-cpp would keep one silently (claims and configs refuse it the same way).
+  yaml_checks::check_document(source, yaml_text, loaded);
   const YAML::Node root = loaded;  // const: a lookup of a missing key must not add it
   if (!root || !root.IsMap()) throw ParseError(fmt::format("{}: a workload file is a mapping of keys", source));
   Workload w;
@@ -291,11 +298,8 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
 }
 
 Workload load_workload(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(fmt::format("{}: cannot read the workload file", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_workload(ss.str(), path.string());
+  // read_input_file refuses a FIFO (it would block), a folder, a device (/dev/zero never ends).
+  return parse_workload(read_input_file(path), path.string());
 }
 
 int nodes_spanned(int size, int stride, int ranks_per_node) {

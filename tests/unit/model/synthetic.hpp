@@ -20,9 +20,9 @@ struct Truth {
   double noise_log = 0.02;  // lognormal sigma of a trial's median
 };
 
-// Two regimes: an LL-like one (20 us + 5 us per log2 N, 20 GB/s at one node, losing 2e-6 us/B per
-// doubling of nodes) and a ring-like one
-// (150 us + 30 us per log2 N, 100 GB/s at one node, losing 1e-6 us/B per doubling of nodes).
+// Two regimes: an LL-like one (20 us + 5 us per log2 N, 20 GB/s of bus bandwidth plus 1e-5 us per
+// byte a node sends over the network) and a ring-like one (150 us + 30 us per log2 N, 100 GB/s plus
+// 4e-6 us per network byte).
 inline Truth two_regime_truth() {
   Truth t;
   Regime a;
@@ -30,13 +30,13 @@ inline Truth two_regime_truth() {
   a.step_us = 5;
   a.steps = Steps::log2_nodes;
   a.us_per_byte = 1e-3 / 20;
-  a.us_per_byte_log2n = 2e-6;
+  a.us_per_net_byte = 1e-5;
   Regime b;
   b.latency_us = 150;
   b.step_us = 30;
   b.steps = Steps::log2_nodes;
   b.us_per_byte = 1e-3 / 100;
-  b.us_per_byte_log2n = 1e-6;
+  b.us_per_net_byte = 4e-6;
   t.regimes = {a, b};
   return t;
 }
@@ -56,7 +56,7 @@ inline ResultFile make_file(const Truth& truth, const std::vector<Op>& ops, cons
   const int ranks = nodes * ranks_per_node;
   for (Op op : ops) {
     for (std::uint64_t s : sizes) {
-      const double t0 = envelope_time_us(truth.regimes, bus_bytes(op, s, nodes, ranks_per_node), nodes);
+      const double t0 = envelope_time_us(truth.regimes, traffic(op, s, nodes, ranks_per_node));
       for (int trial = 0; trial < trials; ++trial) {
         ResultRow r;
         r.op = std::string(name(op));

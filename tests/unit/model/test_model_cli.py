@@ -8,30 +8,26 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import check, failures, run_ccbench
+
 CCBENCH, SYNTH = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
-    p = subprocess.run([CCBENCH, *args], capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    return run_ccbench(CCBENCH, args, 120)
 
 
-# The truth of synthetic.hpp: two regimes, log2 N steps, allreduce on 8 ranks per node.
-REGIMES = [(20.0, 5.0, 1e-3 / 20, 2e-6), (150.0, 30.0, 1e-3 / 100, 1e-6)]
+# The truth of synthetic.hpp: two regimes, log2 N steps, allreduce on 8 ranks per node; the bytes
+# terms per bus byte (2(p-1)/p S) and per byte a node sends over the network (2(N-1)/N S).
+REGIMES = [(20.0, 5.0, 1e-3 / 20, 1e-5), (150.0, 30.0, 1e-3 / 100, 4e-6)]
 
 
 def truth_us(nbytes, nodes, rpn=8):
     p = nodes * rpn
     bus = nbytes * 2 * (p - 1) / p
+    net = nbytes * 2 * (nodes - 1) / nodes
     l2 = math.log2(nodes)
-    return min(a + l * l2 + bus * (w + v * l2) for a, l, w, v in REGIMES)
+    return min(a + l * l2 + bus * w + net * u for a, l, w, u in REGIMES)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -41,7 +37,7 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("model", "fit", data, "-o", model, "--refits", "100")
     check(rc == 0, f"fit exit {rc}: {err}")
     m = json.load(open(model))
-    check(m["model_version"] == 1, "model_version 1")
+    check(m["model_version"] == 2, "model_version 2")
     check(len(m["groups"]) == 1, "one group")
     g = m["groups"][0]
     check(g["op"] == "allreduce" and g["profile"] == "p5en.48xlarge" and g["ranks_per_node"] == 8, f"group key {g}")
@@ -80,13 +76,13 @@ with tempfile.TemporaryDirectory() as tmp:
           out.rstrip().endswith("(90% band)  extrapolated  from spec"), f"text: {out!r}")
 
     # bad input: another model version
-    bad = os.path.join(tmp, "v2.json")
+    bad = os.path.join(tmp, "v3.json")
     m2 = dict(m)
-    m2["model_version"] = 2
+    m2["model_version"] = 3
     json.dump(m2, open(bad, "w"))
     rc, out, err = run("model", "predict", bad, "--op", "allreduce", "--bytes", "1G", "--nodes", "32")
-    check(rc == 2, f"v2 exit {rc}")
-    check(err == f"ccbench model predict: {bad}: model_version: is 2, this ccbench reads model_version 1\n", f"v2: {err!r}")
+    check(rc == 2, f"v3 exit {rc}")
+    check(err == f"ccbench model predict: {bad}: model_version: is 3, this ccbench reads model_version 2\n", f"v3: {err!r}")
 
     # bad input: a key of the wrong type inside a group
     m3 = json.loads(json.dumps(m))
@@ -120,6 +116,6 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2 and "'nope' was not measured and has no spec" in err, f"profile: {err!r}")
     rc, out, err = run("model", "predict", os.path.join(tmp, "missing.json"), "--op", "allreduce", "--bytes", "1G",
                        "--nodes", "2")
-    check(rc == 2 and err.endswith("missing.json: cannot open model file\n"), f"missing: {err!r}")
+    check(rc == 2 and err.endswith("missing.json: no such file\n"), f"missing: {err!r}")
 
 sys.exit(1 if failures else 0)
