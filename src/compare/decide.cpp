@@ -51,7 +51,7 @@ void plan_rerun(Comparison& c, const Claim& claim, int min_trials, int have) {
     c.reason +=
         fmt::format("; about {} launches per side (have {}) would likely decide it, from the observed spread{}", *n,
                     have, c.drift_changed_verdict ? ", with the sides' launches alternating (A B A B ...)" : "");
-  } else if (c.summary.ci_method == CiMethod::t) {
+  } else if (c.summary.ci_method == CiMethod::t && have >= min_trials) {
     c.trials_needed.reset();
     c.reason += "; the estimate sits on the edge of the band, so more launches alone may not decide it";
   }

@@ -59,7 +59,7 @@ struct Counts {
 };
 
 // Resampled launch sets behind the max's simultaneous level in every calibration comparison (the
-// CLI's default is 10000; 2000 puts a Monte Carlo error of about 0.0007 on the joint 97.5%).
+// CLI's default is 10000; 2000 puts a Monte Carlo error of about 0.0035 on the joint 97.5%).
 inline constexpr int kResamples = 2000;
 
 // Runs `pairs` comparisons of a baseline drawn from `base` and a candidate from `cand` (seeds derived
