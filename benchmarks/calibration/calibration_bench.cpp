@@ -26,10 +26,18 @@ namespace {
 int g_pairs = 200;
 std::uint64_t g_seed = 1;
 long g_calls = 0;
+// Over every cell without a drift in the data: comparisons, drift flags, verdicts a flag changed.
+long g_nodrift_runs = 0, g_nodrift_flagged = 0, g_nodrift_changed = 0;
 
 Counts cell(const NoiseModel& b, const NoiseModel& c, const CompareOptions& o, double truth) {
   g_calls += g_pairs;
-  return run_pairs(b, c, o, g_pairs, ++g_seed, truth);
+  const auto r = run_pairs(b, c, o, g_pairs, ++g_seed, truth);
+  if (b.drift_per_launch == 0 && c.drift_per_launch == 0) {
+    g_nodrift_runs += r.runs;
+    g_nodrift_flagged += r.drift_flagged;
+    g_nodrift_changed += r.drift_changed;
+  }
+  return r;
 }
 
 CompareOptions gate(double threshold) {
@@ -181,47 +189,119 @@ void coverage_table() {
       }
     }
   }
+  // A launch that moves every size together, and sizes with no common launch effect at all.
+  for (double common : {1.0, 0.0}) {
+    for (int trials : {5, 10}) {
+      auto b = model(trials, 0.01);
+      b.sizes = claim_sizes();
+      b.launch_common = common;
+      auto c = b;
+      c.ratio = [](const std::string&, std::size_t) { return 1.18; };
+      CompareOptions o;
+      o.statistic = Statistic::max;
+      const auto r = cell(b, c, o, std::log(1.18));
+      fmt::print("| 30, launch effect {} | {} | 1% | {:+.2f}% | {} | {} |\n",
+                 common == 1.0 ? "all common" : "none common", trials,
+                 (std::exp(r.sum_log_error / r.runs) - 1.0) * 100.0, pct(r.rate(r.covered95)),
+                 pct(r.rate(r.covered90)));
+    }
+  }
+}
+
+std::string cri(const Counts& r) {
+  return fmt::format("{} / {} / {}", pct(r.rate(r.confirmed)), pct(r.rate(r.refuted)), pct(r.rate(r.inconclusive)));
+}
+
+Counts claim_cell(double ratio, Statistic st, int trials, double sigma, double common) {
+  auto b = model(trials, sigma);
+  b.sizes = claim_sizes();
+  b.launch_common = common;
+  auto c = b;
+  c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+  CompareOptions o;
+  o.claim = claim_18(st);
+  return cell(b, c, o, std::log(ratio));
 }
 
 void claim_table() {
+  const std::vector<double> ratios = {1.00, 1.10, 1.12, 1.13, 1.15, 1.18, 1.21, 1.23, 1.25, 1.30};
+  struct Column {
+    const char* name;
+    Statistic st;
+    int trials;
+    double common;
+  };
+  const std::vector<Column> columns = {
+      {"geomean, 5 trials", Statistic::geomean, 5, 0.5}, {"geomean, 10 trials", Statistic::geomean, 10, 0.5},
+      {"max, 5 trials", Statistic::max, 5, 0.5},         {"max, 10 trials", Statistic::max, 10, 0.5},
+      {"max, 5 trials, common", Statistic::max, 5, 1.0}, {"max, 10 trials, common", Statistic::max, 10, 1.0}};
+  std::vector<std::vector<Counts>> counts(ratios.size());
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    for (const auto& col : columns) counts[i].push_back(claim_cell(ratios[i], col.st, col.trials, 0.01, col.common));
+  }
   fmt::print(
       "\n### Claim \"18% +- 5%\" (band [1.13, 1.23]), true ratio the same at every size, 30 rows "
       "(16M-1G x 3 ops), per-launch sigma 1%\n\n");
-  fmt::print("confirmed / refuted / inconclusive\n\n");
   fmt::print(
-      "| true ratio | geomean, 5 trials | geomean, 10 trials | max, 5 trials | max, 10 trials |\n"
-      "|---|---|---|---|---|\n");
-  for (double ratio : {1.00, 1.10, 1.12, 1.13, 1.15, 1.18, 1.21, 1.23, 1.25, 1.30}) {
-    std::string row = fmt::format("| {:.2f} |", ratio);
-    for (auto st : {Statistic::geomean, Statistic::max}) {
-      for (int trials : {5, 10}) {
-        auto b = model(trials, 0.01);
-        b.sizes = claim_sizes();
-        auto c = b;
-        c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
-        CompareOptions o;
-        o.claim = claim_18(st);
-        const auto r = cell(b, c, o, std::log(ratio));
-        row += fmt::format(" {} / {} / {} |", pct(r.rate(r.confirmed)), pct(r.rate(r.refuted)),
-                           pct(r.rate(r.inconclusive)));
-      }
-    }
+      "confirmed / refuted / inconclusive. \"common\": the whole launch effect is common to every size of the "
+      "launch (a launch moves every size together); otherwise half of it.\n\n| true ratio |");
+  for (const auto& col : columns) fmt::print(" {} |", col.name);
+  fmt::print("\n|---|");
+  for (std::size_t k = 0; k < columns.size(); ++k) fmt::print("---|");
+  fmt::print("\n");
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    std::string row = fmt::format("| {:.2f} |", ratios[i]);
+    for (const auto& r : counts[i]) row += fmt::format(" {} |", cri(r));
+    fmt::print("{}\n", row);
+  }
+  fmt::print("\n### Decisive verdicts (confirmed or refuted) per true ratio, same cells\n\n| true ratio |");
+  for (const auto& col : columns) fmt::print(" {} |", col.name);
+  fmt::print("\n|---|");
+  for (std::size_t k = 0; k < columns.size(); ++k) fmt::print("---|");
+  fmt::print("\n");
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    std::string row = fmt::format("| {:.2f} |", ratios[i]);
+    for (const auto& r : counts[i]) row += fmt::format(" {} |", pct(r.rate(r.confirmed + r.refuted)));
     fmt::print("{}\n", row);
   }
   fmt::print(
       "\nPer-launch sigma 2%, max statistic:\n\n| true ratio | max, 5 trials | max, 10 trials |\n|---|---|---|\n");
   for (double ratio : {1.10, 1.12, 1.18, 1.21}) {
     std::string row = fmt::format("| {:.2f} |", ratio);
-    for (int trials : {5, 10}) {
-      auto b = model(trials, 0.02);
-      b.sizes = claim_sizes();
-      auto c = b;
-      c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
-      CompareOptions o;
-      o.claim = claim_18(Statistic::max);
-      const auto r = cell(b, c, o, std::log(ratio));
-      row +=
-          fmt::format(" {} / {} / {} |", pct(r.rate(r.confirmed)), pct(r.rate(r.refuted)), pct(r.rate(r.inconclusive)));
+    for (int trials : {5, 10}) row += fmt::format(" {} |", cri(claim_cell(ratio, Statistic::max, trials, 0.02, 0.5)));
+    fmt::print("{}\n", row);
+  }
+}
+
+// Not a flat truth: the max's interval must hold where one size stands out (a true 1.25 at one of 30
+// rows, the rest 1.18: outside the band, must not be confirmed) and where one size reaches the band
+// and the others are below it (1.15 at one row, 1.05 elsewhere: inside the band).
+void shape_table() {
+  fmt::print("\n### Claim \"18% +- 5%\", max statistic, one size different from the rest (30 rows, sigma 1%)\n\n");
+  fmt::print("| true ratios | 5 trials | 10 trials | 5 trials, common | 10 trials, common |\n|---|---|---|---|---|\n");
+  struct Shape {
+    const char* name;
+    double one, rest;
+  };
+  for (const auto& sh : {Shape{"1.25 at allreduce 1G, 1.18 elsewhere", 1.25, 1.18},
+                         Shape{"1.15 at allreduce 1G, 1.05 elsewhere", 1.15, 1.05},
+                         Shape{"1.12 at allreduce 1G, 1.05 elsewhere", 1.12, 1.05}}) {
+    std::string row = fmt::format("| {} |", sh.name);
+    for (double common : {0.5, 1.0}) {
+      for (int trials : {5, 10}) {
+        auto b = model(trials, 0.01);
+        b.sizes = claim_sizes();
+        b.launch_common = common;
+        auto c = b;
+        const double one = sh.one, rest = sh.rest;
+        const std::size_t last = b.sizes.size() - 1;
+        c.ratio = [one, rest, last](const std::string& op, std::size_t i) {
+          return op == "allreduce" && i == last ? one : rest;
+        };
+        CompareOptions o;
+        o.claim = claim_18(Statistic::max);
+        row += fmt::format(" {} |", cri(cell(b, c, o, std::log(std::max(one, rest)))));
+      }
     }
     fmt::print("{}\n", row);
   }
@@ -235,17 +315,12 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   auto want = [&](const char* name) { return only.empty() || only == name; };
   if (only == "cell" && argc > 5) {
-    // One claim cell: calibration_bench PAIRS cell RATIO geomean|max TRIALS
+    // One claim cell: calibration_bench PAIRS cell RATIO geomean|max TRIALS [COMMON]
     const double ratio = std::atof(argv[3]);
-    auto b = model(std::atoi(argv[5]), 0.01);
-    b.sizes = claim_sizes();
-    auto c = b;
-    c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
-    CompareOptions o;
-    o.claim = claim_18(std::string(argv[4]) == "max" ? Statistic::max : Statistic::geomean);
-    const auto r = cell(b, c, o, std::log(ratio));
-    fmt::print("confirmed {} refuted {} inconclusive {} of {}; 90% CI covers {}\n", r.confirmed, r.refuted,
-               r.inconclusive, r.runs, r.covered90);
+    const auto st = std::string(argv[4]) == "max" ? Statistic::max : Statistic::geomean;
+    const auto r = claim_cell(ratio, st, std::atoi(argv[5]), 0.01, argc > 6 ? std::atof(argv[6]) : 0.5);
+    fmt::print("confirmed {} refuted {} inconclusive {} of {}; 90% CI covers {}; drift flagged {} changed {}\n",
+               r.confirmed, r.refuted, r.inconclusive, r.runs, r.covered90, r.drift_flagged, r.drift_changed);
     return 0;
   }
   if (want("aa")) aa_table();
@@ -254,6 +329,13 @@ int main(int argc, char** argv) {
   if (want("threshold")) threshold_table();
   if (want("coverage")) coverage_table();
   if (want("claim")) claim_table();
+  if (want("shape")) shape_table();
+  if (g_nodrift_runs > 0) {
+    fmt::print(
+        "\nNo drift in the data ({} comparisons): a drift flagged in {} ({}), a verdict changed by it in {} ({})\n",
+        g_nodrift_runs, g_nodrift_flagged, pct(static_cast<double>(g_nodrift_flagged) / g_nodrift_runs),
+        g_nodrift_changed, pct(static_cast<double>(g_nodrift_changed) / g_nodrift_runs));
+  }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("\n{} comparisons in {:.1f} s ({:.2f} ms each)\n", g_calls, s, 1e3 * s / static_cast<double>(g_calls));
   return 0;

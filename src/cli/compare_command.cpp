@@ -89,8 +89,9 @@ int compare_main(int argc, char** argv) {
   app.add_option("--allow-mismatch", allow, "must-match metadata key allowed to differ (repeatable)");
   app.add_option("--format", format, "text|markdown|json")->check(CLI::IsMember({"text", "markdown", "json"}));
   app.add_option("--out", out, "write the output here instead of stdout");
-  app.add_option("--seed", seed, "ignored (intervals are t intervals on trials; kept for old command lines)");
-  app.add_option("--resamples", resamples, "ignored (no resampling; kept for old command lines)")
+  app.add_option("--seed", seed, "seed of the launch resampling behind the max's simultaneous level");
+  app.add_option("--resamples", resamples,
+                 "resampled launch sets for the max's simultaneous level (default 10000; 0: Bonferroni)")
       ->check(CLI::Range(0, 10000000));
   app.add_option("--min-trials", min_trials, "trials per side for the table's trial unit and for claims (default 5)")
       ->check(CLI::Range(2, 1000));
@@ -101,13 +102,6 @@ int compare_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "ccbench compare: %s\n", e.what());
     return exit_code::usage;
-  }
-  // Accepted so that old command lines keep working, but said: a flag that silently does nothing
-  // would let a user believe the intervals are bootstrap ones of that many resamples.
-  if (app.count("--seed") + app.count("--resamples") > 0) {
-    std::fprintf(stderr,
-                 "ccbench compare: note: --seed and --resamples are ignored (intervals are t intervals on trials, "
-                 "no resampling)\n");
   }
   try {
     CompareOptions o;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "compare/analyse.hpp"
 #include "compare/load.hpp"
@@ -24,9 +25,7 @@ std::string_view name(Unit unit) { return unit == Unit::trials ? "trials" : "sam
 std::string_view name(GateTest test) {
   return test == GateTest::welch_t ? "welch_t" : test == GateTest::pooled_t ? "pooled_t" : "none";
 }
-std::string_view name(CiMethod method) {
-  return method == CiMethod::t ? "t" : "";
-}
+std::string_view name(CiMethod method) { return method == CiMethod::t ? "t" : ""; }
 
 namespace {
 
@@ -78,7 +77,7 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
 
   // Analyse each size, summarise across sizes, decide.
   c.rows = analyse(m, o.min_trials, o.alpha, norm.factor);
-  summarise(m, c.rows, o.alpha, c.summary, c.warnings);
+  summarise(m, c.rows, SummaryOptions{o.resamples, o.seed}, c.summary, c.warnings);
   apply_normalisation(c.summary, norm);
   data_warnings(c, baseline, candidate, o.min_trials, c.warnings);
   decide(c, o, meta, norm);
@@ -88,6 +87,15 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
 bool drift_detected(const Summary& s) {
   auto on = [](const std::optional<SideTrend>& t) { return t && t->detected; };
   return on(s.drift) || on(s.baseline_trend) || on(s.candidate_trend);
+}
+
+double drift_bias_log(const Comparison& c) {
+  const auto& s = c.summary;
+  double slope = 0;
+  for (const auto* t : {&s.drift, &s.baseline_trend, &s.candidate_trend}) {
+    if (*t && (*t)->detected) slope = std::max(slope, std::abs((*t)->slope_per_launch));
+  }
+  return slope * static_cast<double>(c.baseline.trials + c.candidate.trials) / 2.0;
 }
 
 Comparison compare_runs(const CompareOptions& options) {

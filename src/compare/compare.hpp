@@ -122,8 +122,12 @@ struct Summary {
   // t (t intervals on trial-level values; the max's interval is simultaneous over sizes) or none
   // (no CI: one trial on each side, so launch-to-launch variation is unknown).
   CiMethod ci_method = CiMethod::none;
-  // Drift across launches: one slope common to both sides (an intercept a side) tested at alpha / 2,
-  // and each side's own trend tested at alpha / 10 (with >= 4 trials).
+  // The max's lower bounds: the one-sided per-size level at which they hold for all sizes at once
+  // (from resampled launches, max_critical.hpp), for its 95% and 90% intervals.
+  double max_lower_level95 = 0.025;
+  double max_lower_level90 = 0.05;
+  // Drift across launches: one slope common to both sides (an intercept a side) and each side's own
+  // trend (with >= 4 trials), false-flag rate kDriftFlagRate in all (docs/compare.md "Drift").
   std::optional<SideTrend> drift;
   std::optional<SideTrend> baseline_trend;
   std::optional<SideTrend> candidate_trend;
@@ -157,12 +161,18 @@ struct Comparison {
   std::vector<RowKey> only_in_candidate;
   SideInfo baseline;
   SideInfo candidate;
-  std::optional<int> trials_needed;  // inconclusive claim: trials per side estimated to decide it
+  std::optional<int> trials_needed;    // inconclusive: launches per side estimated to decide it
+  bool drift_changed_verdict = false;  // a drift flag turned a decisive verdict inconclusive
   std::vector<std::string> gate_failures;
   bool geomean_regression = false;
   int min_trials = 5;
   double alpha = 0.05;
 };
+
+// The largest bias (log) a detected drift can put between the sides' means: when one side's launches
+// all ran before the other's, their mean launch indices are (n_baseline + n_candidate) / 2 apart.
+// 0 without a detected drift.
+double drift_bias_log(const Comparison& c);
 
 // Runs the whole pipeline. Throws UsageError/ParseError (exit 2) for bad input; every other outcome
 // is a Comparison with its verdict and exit code.

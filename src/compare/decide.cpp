@@ -12,6 +12,7 @@
 #include "compare/gate.hpp"
 #include "compare/metadata.hpp"
 #include "compare/normalise.hpp"
+#include "compare/trials_needed.hpp"
 #include "compare/verdict.hpp"
 
 namespace ccbench::compare {
@@ -42,14 +43,18 @@ std::string not_comparable_reason(const Comparison& c, const MetadataReport& met
   return fmt::format("{}", fmt::join(why, "; "));
 }
 
-// The largest bias a detected drift can put between the sides' means: when one side's launches all
-// ran before the other's, their mean launch indices are (n_baseline + n_candidate) / 2 apart.
-double drift_bias_factor(const Comparison& c) {
-  double slope = 0;
-  for (const auto* t : {&c.summary.drift, &c.summary.baseline_trend, &c.summary.candidate_trend}) {
-    if (*t && (*t)->detected) slope = std::max(slope, std::abs((*t)->slope_per_launch));
+// "; about 9 launches per side (have 5) would likely decide it" from the projection of the observed
+// spread (trials_needed.hpp), or why more launches alone may not.
+void plan_rerun(Comparison& c, const Claim& claim, int min_trials, int have) {
+  if (const auto n = trials_to_decide(c, claim, min_trials)) {
+    c.trials_needed = *n;
+    c.reason +=
+        fmt::format("; about {} launches per side (have {}) would likely decide it, from the observed spread{}", *n,
+                    have, c.drift_changed_verdict ? ", with the sides' launches alternating (A B A B ...)" : "");
+  } else if (c.summary.ci_method == CiMethod::t && have >= min_trials) {
+    c.trials_needed.reset();
+    c.reason += "; the estimate sits on the edge of the band, so more launches alone may not decide it";
   }
-  return std::exp(slope * static_cast<double>(c.baseline.trials + c.candidate.trials) / 2.0);
 }
 
 void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataReport& meta, const Normalisation& norm,
@@ -60,24 +65,27 @@ void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataRepor
   if (drift_detected(c.summary) && d.verdict != Verdict::inconclusive) {
     // Inconclusive only where the drift can decide it: the verdict must hold with both intervals
     // widened by the largest bias the drift can put between the sides.
-    const double bias = drift_bias_factor(c);
+    const double bias = std::exp(drift_bias_log(c));
     auto widen = [bias](const std::optional<Interval>& i) -> std::optional<Interval> {
       if (!i) return i;
       return Interval{i->first / bias, i->second * bias};
     };
     const ClaimDecision widened = decide_claim(claim, s.ratio, widen(s.ci90), widen(s.ci95), trials, min_trials);
     if (widened.verdict == d.verdict) {
-      d.reason = fmt::format("{} (the launches drift, see warnings, but the verdict holds with the intervals widened by "
-                             "the drift's largest bias between the sides, {:.2f}%)",
-                             d.reason, (bias - 1.0) * 100.0);
+      d.reason = fmt::format(
+          "{} (the launches drift, see warnings, but the verdict holds with the intervals widened by "
+          "the drift's largest bias between the sides, {:.2f}%)",
+          d.reason, (bias - 1.0) * 100.0);
     } else {
       d.reason = fmt::format(
           "would be {}, but the launches drift (see warnings) by up to {:.2f}% between the sides, which can decide "
           "it: {}",
           name(d.verdict), (bias - 1.0) * 100.0, d.reason);
       d.verdict = Verdict::inconclusive;
+      c.drift_changed_verdict = true;
     }
   }
+  const bool undecidable = norm.missing || meta.requirement_unknown;  // more launches would not help
   if (norm.missing) {
     d.verdict = Verdict::inconclusive;
     d.reason = "the claim compares link-normalised ratios, but " + norm.missing_reason + ": " + d.reason;
@@ -89,6 +97,7 @@ void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataRepor
   c.verdict = d.verdict;
   c.reason = d.reason;
   c.trials_needed = d.trials_needed;
+  if (c.verdict == Verdict::inconclusive && !undecidable) plan_rerun(c, claim, min_trials, trials);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compare/statistics.hpp"
@@ -16,17 +17,21 @@ void apply_gate(Comparison& c, const Gate& gate) {
   // failure is at most alpha whenever no size is truly slower than the threshold.
   const double f = c.summary.normalization;
   const double bound = -std::log1p(gate.threshold) - std::log(f);
-  std::vector<double> p;
-  p.reserve(c.rows.size() + 1);
+  const auto& g = c.summary.geomean;
+  // Holm-adjusted p-values of "slower than exp(-b)" at every size, then the geomean.
+  auto adjusted_at = [&](double b) {
+    std::vector<double> p;
+    p.reserve(c.rows.size() + 1);
+    for (const auto& r : c.rows) p.push_back(r.trial_shift ? r.trial_shift->p_below(b) : 1.0);
+    if (g.shift) p.push_back(g.shift->p_below(b));
+    return holm_adjust(p);
+  };
   std::size_t tested = 0;
   for (auto& r : c.rows) {
     r.p_gate = r.trial_shift ? r.trial_shift->p_below(bound) : 1.0;
     tested += r.trial_shift ? 1 : 0;
-    p.push_back(r.p_gate);
   }
-  const auto& g = c.summary.geomean;
-  if (g.shift) p.push_back(g.shift->p_below(bound));
-  const auto adjusted = holm_adjust(p);
+  const auto adjusted = adjusted_at(bound);
   for (std::size_t i = 0; i < c.rows.size(); ++i) {
     auto& r = c.rows[i];
     r.p_holm = adjusted[i];
@@ -39,13 +44,19 @@ void apply_gate(Comparison& c, const Gate& gate) {
   const double geo = g.ratio * f;
   if (g.shift && !c.rows.empty() && adjusted.back() < gate.alpha) {
     c.geomean_regression = true;
-    c.gate_failures.push_back(
-        fmt::format("geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
-                    (1.0 / geo - 1.0) * 100.0, geo,
-                    g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
-                    adjusted.back()));
+    c.gate_failures.push_back(fmt::format(
+        "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),
+        (1.0 / geo - 1.0) * 100.0, geo,
+        g.ci95 ? fmt::format(", 95% CI [{:.3f}, {:.3f}]", g.ci95->first * f, g.ci95->second * f) : std::string(),
+        adjusted.back()));
   }
-  const bool drift = drift_detected(c.summary);
+  // A detected drift makes the gate inconclusive only where it can explain the failures: some size
+  // must still be slower than the threshold plus the largest bias the drift can put between the sides.
+  const double drift_bias = drift_bias_log(c);
+  std::size_t beyond_drift = 0;
+  if (drift_detected(c.summary) && !c.gate_failures.empty()) {
+    for (const double p : adjusted_at(bound - drift_bias)) beyond_drift += p < gate.alpha ? 1 : 0;
+  }
   const std::string what =
       fmt::format("more than {:.1f}% slower (one-sided t tests on trials, Holm-Bonferroni, alpha {})",
                   gate.threshold * 100.0, gate.alpha);
@@ -56,12 +67,21 @@ void apply_gate(Comparison& c, const Gate& gate) {
         "one trial (launch) on each side: launch-to-launch variation is unknown, so no size can be tested for being "
         "{}; at least 2 launches on one side are needed, {} per side recommended",
         what, *c.trials_needed);
-  } else if (!c.gate_failures.empty() && drift) {
+  } else if (!c.gate_failures.empty() && drift_detected(c.summary) && beyond_drift == 0) {
     c.verdict = Verdict::inconclusive;
+    c.drift_changed_verdict = true;
+    c.trials_needed = std::max({c.min_trials, c.baseline.trials, c.candidate.trials});
     c.reason = fmt::format(
-        "would be a regression ({}), but the launches drift (see warnings) and the drift alone can make a side "
-        "slower; interleave baseline and candidate launches and compare again",
-        fmt::join(c.gate_failures, "; "));
+        "would be a regression ({}), but the launches drift (see warnings) by up to {:.2f}% between the sides, "
+        "which alone can make a side that slower; about {} launches per side with baseline and candidate "
+        "alternating (A B A B ...) would decide it",
+        fmt::join(c.gate_failures, "; "), (std::exp(drift_bias) - 1.0) * 100.0, *c.trials_needed);
+  } else if (!c.gate_failures.empty() && drift_detected(c.summary)) {
+    c.verdict = Verdict::regression;
+    c.reason = fmt::format(
+        "{} failure(s): {} (the launches drift, see warnings, but {} test(s) fail even with the threshold raised by "
+        "the drift's largest bias between the sides, {:.2f}%)",
+        c.gate_failures.size(), fmt::join(c.gate_failures, "; "), beyond_drift, (std::exp(drift_bias) - 1.0) * 100.0);
   } else if (c.gate_failures.empty()) {
     c.verdict = Verdict::pass;
     c.reason = fmt::format("no size is significantly {}", what);

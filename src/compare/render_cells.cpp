@@ -102,11 +102,18 @@ std::vector<std::string> summary_lines(const Comparison& c) {
   }
   if (s.ci_method == compare::CiMethod::t) {
     out.push_back(fmt::format(
-        "CIs: t intervals on trials ({} vs {} launches); the max's interval holds for all sizes at once and its "
-        "estimate is biased upward by noise",
-        c.baseline.trials, c.candidate.trials));
+        "CIs: t intervals on trials ({} vs {} launches); the max is the table's largest ratio (biased upward by "
+        "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, from {} resampled "
+        "launch sets)",
+        c.baseline.trials, c.candidate.trials, s.max_lower_level95, s.resamples));
   }
-  const bool pooled = std::any_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.unit == compare::Unit::samples; });
+  if (c.trials_needed && c.verdict == compare::Verdict::inconclusive) {
+    out.push_back(fmt::format("to decide: about {} launches per side (have {} and {}), from the observed spread{}",
+                              *c.trials_needed, c.baseline.trials, c.candidate.trials,
+                              c.drift_changed_verdict ? ", with baseline and candidate launches alternating" : ""));
+  }
+  const bool pooled =
+      std::any_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.unit == compare::Unit::samples; });
   out.push_back(pooled ? "per-size CIs are the precision inside a launch (pooled samples), not across launches; "
                          "separate launches give an honest interval (scripts/launches.sh)"
                        : "per-size CIs are across launches (trials as the unit)");

@@ -101,6 +101,10 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                              {"factor", s.link_factor.value_or(1.0)}};
   }
   if (c.trials_needed) summary["trials_needed"] = *c.trials_needed;
+  summary["drift_changed_verdict"] = c.drift_changed_verdict;
+  if (s.ci_method == compare::CiMethod::t) {
+    summary["max"]["lower_level"] = {{"ci", s.max_lower_level95}, {"ci90", s.max_lower_level90}};
+  }
   out["summary"] = summary;
   json rows = json::array();
   for (const auto& r : c.rows) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compare/max_critical.hpp"
 #include "compare/statistics.hpp"
 #include "compare/trial_stats.hpp"
 #include "core/host_load_note.hpp"
@@ -39,18 +40,20 @@ TrialLogs trial_logs(const Matched& m) {
 
 Interval exp_interval(std::pair<double, double> i) { return Interval{std::exp(i.first), std::exp(i.second)}; }
 
-// Drift: each side's trial values against launch order, and one slope common to both sides.
-void trends(const TrialLogs& table, double alpha, Summary& s, std::vector<std::string>& warnings) {
+// Drift: each side's trial values against launch order, and one slope common to both sides. The
+// three t tests share a false-flag budget of kDriftFlagRate (Bonferroni: half to the common slope, a
+// quarter to each side's own), so launches without a drift flag one in a hundred comparisons at most.
+void trends(const TrialLogs& table, Summary& s, std::vector<std::string>& warnings) {
   const auto dev_b = trial_deviations(table.baseline), dev_c = trial_deviations(table.candidate);
   auto side = [&](const std::vector<double>& dev) -> std::optional<SideTrend> {
     const auto t = linear_trend(dev);
     if (!t) return std::nullopt;
-    return SideTrend{t->slope, t->p_value, t->n, t->p_value < alpha / 10.0};
+    return SideTrend{t->slope, t->p_value, t->n, t->p_value < kDriftFlagRate / 4.0};
   };
   s.baseline_trend = side(dev_b);
   s.candidate_trend = side(dev_c);
   if (const auto t = common_trend(dev_b, dev_c))
-    s.drift = SideTrend{t->slope, t->p_value, t->n, t->p_value < alpha / 2.0};
+    s.drift = SideTrend{t->slope, t->p_value, t->n, t->p_value < kDriftFlagRate / 2.0};
   const auto percent = [](double slope) { return (std::exp(slope) - 1.0) * 100.0; };
   constexpr const char* kWhy =
       "launches are not exchangeable, so a difference between the sides may be the drift; alternate baseline and "
@@ -131,45 +134,44 @@ std::string list_keys(const std::vector<RowKey>& keys, std::size_t limit) {
   return s;
 }
 
-void summarise(const Matched& m, const std::vector<RowResult>& rows, double alpha, Summary& s,
+void summarise(const Matched& m, const std::vector<RowResult>& rows, const SummaryOptions& o, Summary& s,
                std::vector<std::string>& warnings) {
   s.sizes = rows.size();
   if (m.sizes.empty()) return;
   // Across sizes, on trials: the geomean from each trial's mean over sizes (a t interval), the max
-  // from simultaneous per-size t intervals (docs/compare.md "Method").
+  // from per-size t intervals whose lower bounds hold jointly at a level from resampled launches
+  // (docs/compare.md "Method").
   const TrialLogs table = trial_logs(m);
   const GeomeanEstimate g = geomean_shift(table);
   s.geomean.ratio = std::exp(g.estimate);
   s.geomean.shift = g.shift;
-  // The max: the largest per-size trial-level estimate (biased upward by noise: the winner's curse),
-  // with an interval that covers the largest true ratio.
+  // The max's estimate: the largest ratio of the table (the same per-size estimates it prints; biased
+  // upward by noise, the winner's curse), named by its row. Its interval comes from the trial-level t
+  // estimates of every size.
   std::vector<TShift> shifts;
   std::size_t argmax = 0;
-  double best = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
-    const double est = row.trial_shift ? row.trial_shift->estimate : std::log(row.ratio_raw);
-    if (est > best) {
-      best = est;
-      argmax = i;
-    }
-    if (row.trial_shift) shifts.push_back(*row.trial_shift);
+    if (rows[i].ratio_raw > rows[argmax].ratio_raw) argmax = i;
+    if (rows[i].trial_shift) shifts.push_back(*rows[i].trial_shift);
   }
-  s.max.ratio = std::exp(best);
+  s.max.ratio = rows[argmax].ratio_raw;
   s.max.at = rows[argmax].key;
   if (g.shift && shifts.size() == rows.size()) {
     s.ci_method = CiMethod::t;
     s.geomean.ci95 = exp_interval(g.shift->interval(0.95));
     s.geomean.ci90 = exp_interval(g.shift->interval(0.90));
     s.geomean.p_value = g.shift->p_two_sided();
-    s.max.ci95 = exp_interval(max_interval(shifts, 0.95));
-    s.max.ci90 = exp_interval(max_interval(shifts, 0.90));
+    const MaxCritical crit = max_critical(table, o.resamples, o.seed);
+    s.max_lower_level95 = crit.per_size_level(0.025);
+    s.max_lower_level90 = crit.per_size_level(0.05);
+    s.max.ci95 = exp_interval(max_interval(shifts, s.max_lower_level95, 0.025));
+    s.max.ci90 = exp_interval(max_interval(shifts, s.max_lower_level90, 0.05));
   } else {
     warnings.push_back(
         "one trial (launch) on each side: launch-to-launch variation cannot be estimated, so there is no interval "
         "across sizes and no gate test; run separate launches (scripts/launches.sh) and compare the folders");
   }
-  trends(table, alpha, s, warnings);
+  trends(table, s, warnings);
 }
 
 void data_warnings(const Comparison& c, const Side& baseline, const Side& candidate, int min_trials,

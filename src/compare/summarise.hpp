@@ -4,6 +4,7 @@
 // met, failed data checks, sizes on one side only).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,18 @@
 
 namespace ccbench::compare {
 
-// Fills summary.geomean, summary.max, summary.ci_method, summary.sizes and the trends (the other
-// fields are the caller's); may append warnings. `alpha` sets the trend tests' levels.
-void summarise(const Matched& matched, const std::vector<RowResult>& rows, double alpha, Summary& summary,
-               std::vector<std::string>& warnings);
+// The false-flag budget of the three drift tests together (docs/compare.md "Drift").
+inline constexpr double kDriftFlagRate = 0.01;
+
+struct SummaryOptions {
+  int resamples = 10000;  // of the max's simultaneous level
+  std::uint64_t seed = 0;
+};
+
+// Fills summary.geomean, summary.max (and its simultaneous levels), summary.ci_method, summary.sizes
+// and the trends (the other fields are the caller's); may append warnings.
+void summarise(const Matched& matched, const std::vector<RowResult>& rows, const SummaryOptions& options,
+               Summary& summary, std::vector<std::string>& warnings);
 
 // Warnings about both sides' data, in the order they are printed.
 void data_warnings(const Comparison& comparison, const Side& baseline, const Side& candidate, int min_trials,

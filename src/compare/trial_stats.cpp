@@ -158,24 +158,13 @@ GeomeanEstimate geomean_shift(const TrialLogs& logs) {
   return g;
 }
 
-std::pair<double, double> max_interval(std::span<const TShift> sizes, double confidence) {
-  const double a = 1.0 - confidence;
-  const double k = static_cast<double>(sizes.size());
-  double lo = -std::numeric_limits<double>::infinity(), hi = lo;
-  for (const auto& s : sizes) {
-    lo = std::max(lo, s.estimate - s.width(1.0 - a / (2.0 * k)));
-    hi = std::max(hi, s.estimate + s.width(1.0 - a / 2.0));
-  }
-  return {lo, hi};
-}
-
 namespace {
 
 // The slope's two-sided t test with `df` degrees of freedom, from the residual sum of squares.
 Trend with_p_value(Trend t, double sse, double df, double sxx) {
   const double se = std::sqrt(sse / df / sxx);
-  t.p_value = se > 0.0 ? std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0)
-                       : (t.slope == 0.0 ? 1.0 : 0.0);
+  t.p_value =
+      se > 0.0 ? std::clamp(2.0 * student_t_sf(std::abs(t.slope) / se, df), 0.0, 1.0) : (t.slope == 0.0 ? 1.0 : 0.0);
   return t;
 }
 

@@ -7,8 +7,7 @@
 //    have >= 2 trials, the pooled-variance t when one side has a single trial);
 //  - geomean: the same on each trial's mean over sizes (centred per size, so a trial with a missing
 //    size still counts), which keeps the correlation between sizes of one launch;
-//  - max ("up to"): simultaneous lower bounds (Bonferroni over sizes, one-sided) and per-size upper
-//    bounds; the interval [max of lowers, max of uppers] covers the largest true ratio;
+//  - max ("up to"): see max_critical.hpp (its simultaneous level comes from resampled launches);
 //  - trend: the slope of each side's trial values against launch order.
 #pragma once
 
@@ -67,11 +66,6 @@ struct GeomeanEstimate {
   std::optional<TShift> shift;  // estimate, se, df
 };
 GeomeanEstimate geomean_shift(const TrialLogs& logs);
-
-// Interval for max_s theta_s from per-size t estimates: lower = max_s (est_s - t_{1-a/(2K)} se_s)
-// (the lower bounds hold for all K sizes at once), upper = max_s (est_s + t_{1-a/2} se_s); it covers
-// max theta with probability >= confidence. Log space.
-std::pair<double, double> max_interval(std::span<const TShift> sizes, double confidence);
 
 // Ordinary least-squares slope of `values` against 0, 1, 2, ... with a two-sided t test (n - 2 df).
 struct Trend {

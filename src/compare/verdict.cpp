@@ -2,17 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
 namespace ccbench::compare {
-
-int trials_for_halfwidth(int trials, double have_half, double need_half) {
-  if (!(need_half > 0) || !std::isfinite(have_half)) return -1;
-  const double t = std::max(trials, 1) * std::pow(have_half / need_half, 2.0);
-  if (!(t < 1e6)) return -1;
-  return static_cast<int>(std::ceil(t));
-}
 
 ClaimDecision decide_claim(const Claim& claim, double ratio, const std::optional<Interval>& ci90,
                            const std::optional<Interval>& ci95, int trials, int min_trials) {
@@ -48,28 +38,6 @@ ClaimDecision decide_claim(const Claim& claim, double ratio, const std::optional
   } else {
     d.verdict = Verdict::inconclusive;
     d.reason = fmt::format("90% CI [{:.3f}, {:.3f}] straddles the claim band {}", ci90->first, ci90->second, band);
-  }
-  // How many trials would decide it: shrink the CI (log space) until it fits inside the band when
-  // the estimate is inside, or clears the band when it is outside.
-  const double l = std::log(ratio);
-  int need = -1;
-  if (ratio >= lo && ratio <= hi) {
-    const double room = std::min(l - std::log(lo), std::log(hi) - l);
-    const double half90 = (std::log(ci90->second) - std::log(ci90->first)) / 2.0;
-    need = trials_for_halfwidth(std::max(trials, 1), half90, room);
-  } else {
-    const double gap = ratio > hi ? l - std::log(hi) : std::log(lo) - l;
-    const double half95 = (std::log(ci95->second) - std::log(ci95->first)) / 2.0;
-    need = trials_for_halfwidth(std::max(trials, 1), half95, gap);
-  }
-  if (need > 0) {
-    need = std::max(need, min_trials);
-    d.trials_needed = need;
-    if (need > trials) {
-      d.reason += fmt::format("; about {} trials per side (have {}) would decide it", need, trials);
-    }
-  } else {
-    d.reason += "; the estimate sits on the edge of the band, so more trials alone may not decide it";
   }
   return d;
 }

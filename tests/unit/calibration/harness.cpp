@@ -110,11 +110,13 @@ Counts run_pairs(const NoiseModel& base, const NoiseModel& cand, const compare::
   Counts c;
   const bool use_max = options.claim ? options.claim->statistic == compare::Statistic::max
                                      : options.statistic == compare::Statistic::max;
+  compare::CompareOptions o = options;
+  o.resamples = kResamples;
   for (int i = 0; i < pairs; ++i) {
     const std::uint64_t s = seed * 1000003ULL + 2ULL * static_cast<std::uint64_t>(i);
     const auto b = make_side("baseline", base, s);
     const auto k = make_side("candidate", cand, s + 1);
-    const auto r = compare::compare_sides(b, k, options);
+    const auto r = compare::compare_sides(b, k, o);
     ++c.runs;
     c.regression += r.verdict == compare::Verdict::regression;
     c.pass += r.verdict == compare::Verdict::pass;
@@ -131,6 +133,8 @@ Counts run_pairs(const NoiseModel& base, const NoiseModel& cand, const compare::
       c.covered90 += st.ci90->first * f <= t && t <= st.ci90->second * f;
     }
     if (r.summary.geomean.p_value && *r.summary.geomean.p_value < 0.05) ++c.p_below_05;
+    c.drift_flagged += compare::drift_detected(r.summary);
+    c.drift_changed += r.drift_changed_verdict;
   }
   return c;
 }

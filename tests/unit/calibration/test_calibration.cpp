@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include "compare/compare.hpp"
 #include "compare/load.hpp"
@@ -125,38 +127,106 @@ TEST(Calibration, GeomeanIntervalCoversAndPValueIsCalibrated) {
   EXPECT_GE(binomial_upper(t3.covered95, t3.runs, kEvidence), 0.95) << t3.covered95;
 }
 
-TEST(Calibration, MaxIntervalCoversAtItsNominalLevel) {
-  // The hardest case for a max: the true ratio flat across 30 rows (the winner's curse is largest).
-  NoiseModel base, cand;
-  base.sizes = cand.sizes = claim_sizes();
-  base.trials = cand.trials = 5;
-  cand.ratio = [](const std::string&, std::size_t) { return 1.18; };
+// 30 rows (the shipped "up to" claim's scope), 5 launches a side, 1% launch noise; `common` is the
+// share of the launch effect common to every size of the launch (1: a launch moves them together).
+NoiseModel claim_model(double common, int trials = 5) {
+  NoiseModel m;
+  m.sizes = claim_sizes();
+  m.trials = trials;
+  m.launch_common = common;
+  return m;
+}
+
+Counts up_to(double common, const std::function<double(const std::string&, std::size_t)>& ratio, int pairs,
+             std::uint64_t seed, double true_max) {
+  const NoiseModel base = claim_model(common);
+  NoiseModel cand = base;
+  cand.ratio = ratio;
   CompareOptions o;
-  o.statistic = Statistic::max;
-  const auto c = run_pairs(base, cand, o, 200, 51, std::log(1.18));
-  ASSERT_EQ(c.with_ci, c.runs);
-  EXPECT_GE(binomial_upper(c.covered95, c.runs, kEvidence), 0.95) << c.covered95;
-  EXPECT_GE(binomial_upper(c.covered90, c.runs, kEvidence), 0.90) << c.covered90;
+  o.claim = claim_18(Statistic::max);
+  return run_pairs(base, cand, o, pairs, seed, std::log(true_max));
+}
+
+auto flat(double r) {
+  return [r](const std::string&, std::size_t) { return r; };
+}
+
+TEST(Calibration, MaxIntervalCoversAtItsNominalLevel) {
+  // The hardest case for a max: the true ratio flat across 30 rows (every lower bound must hold at
+  // once, and the winner's curse is largest), with half, all and none of the launch effect common.
+  for (double common : {0.5, 1.0, 0.0}) {
+    NoiseModel base = claim_model(common), cand = base;
+    cand.ratio = flat(1.18);
+    CompareOptions o;
+    o.statistic = Statistic::max;
+    const auto c = run_pairs(base, cand, o, common == 0.5 ? 200 : 100, 51, std::log(1.18));
+    ASSERT_EQ(c.with_ci, c.runs);
+    EXPECT_GE(binomial_upper(c.covered95, c.runs, kEvidence), 0.95) << common << ": " << c.covered95;
+    EXPECT_GE(binomial_upper(c.covered90, c.runs, kEvidence), 0.90) << common << ": " << c.covered90;
+  }
 }
 
 TEST(Calibration, UpToClaimDoesNotConfirmOutsideTheBand) {
   // 12% faster everywhere is outside 18% +- 5%: "up to 18%" must not be confirmed (the issue saw
-  // 32.5% at 5 trials), nor at the band's edge 1.13 more than 5% of the time.
-  NoiseModel base, cand;
-  base.sizes = cand.sizes = claim_sizes();
-  base.trials = cand.trials = 5;
-  CompareOptions o;
-  o.claim = claim_18(Statistic::max);
-  for (double ratio : {1.12, 1.13, 1.23}) {
-    cand.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
-    const auto c = run_pairs(base, cand, o, 100, 61, std::log(ratio));
-    EXPECT_LE(binomial_lower(c.confirmed, c.runs, kEvidence), 0.05) << ratio << ": " << c.confirmed;
+  // 32.5% at 5 trials), nor at the band's edges more than 5% of the time, nor when one size stands
+  // out above the band while the rest sit inside it.
+  for (double common : {0.5, 1.0}) {
+    for (double ratio : {1.12, 1.13, 1.23}) {
+      const auto c = up_to(common, flat(ratio), 100, 61, ratio);
+      EXPECT_LE(binomial_lower(c.confirmed, c.runs, kEvidence), 0.05) << common << " " << ratio << ": " << c.confirmed;
+    }
+    const std::size_t last = claim_sizes().size() - 1;
+    const auto one_above = up_to(
+        common, [last](const std::string& op, std::size_t i) { return op == "allreduce" && i == last ? 1.25 : 1.18; },
+        100, 63, 1.25);
+    EXPECT_LE(binomial_lower(one_above.confirmed, one_above.runs, kEvidence), 0.05) << one_above.confirmed;
   }
-  // Inside the band, flat at 1.18, 10 trials: confirmed most of the time.
-  base.trials = cand.trials = 10;
-  cand.ratio = [](const std::string&, std::size_t) { return 1.18; };
-  const auto in = run_pairs(base, cand, o, 40, 62, std::log(1.18));
-  EXPECT_GE(in.confirmed, 30) << in.confirmed;
+}
+
+// The issue's targets at 5 launches, 1% noise, 30 rows: a true 1.18 confirmed >= 90%. A true 1.10
+// refuted >= 90% and a true 1.21 confirmed >= 50% are out of reach of any interval that holds where
+// one size alone is the maximum (docs/compare.md "What 'up to' means": even with each size's spread
+// known exactly, 61% / 80% and 9% / 35%); these assert what the method reaches, measured in the
+// calibration tables, so that a change that loses it fails.
+TEST(Calibration, UpToClaimPower) {
+  for (double common : {0.5, 1.0}) {
+    const auto in = up_to(common, flat(1.18), 60, 64, 1.18);
+    EXPECT_GE(binomial_upper(in.confirmed, in.runs, kEvidence), 0.90) << common << ": " << in.confirmed;
+    EXPECT_GE(in.confirmed, 54) << common;
+  }
+  // Measured at 200 pairs: 1.10 refuted 22% (half common) and 58% (all common), 1.21 confirmed 23%
+  // (all common); a rate a third lower fails at 99.9% evidence.
+  const auto low_half = up_to(0.5, flat(1.10), 60, 65, 1.10);
+  EXPECT_GE(binomial_upper(low_half.refuted, low_half.runs, kEvidence), 0.15) << low_half.refuted;
+  const auto low_common = up_to(1.0, flat(1.10), 60, 66, 1.10);
+  EXPECT_GE(binomial_upper(low_common.refuted, low_common.runs, kEvidence), 0.40) << low_common.refuted;
+  const auto edge_common = up_to(1.0, flat(1.21), 60, 67, 1.21);
+  EXPECT_GE(binomial_upper(edge_common.confirmed, edge_common.runs, kEvidence), 0.15) << edge_common.confirmed;
+}
+
+// No drift in the data: a drift flag (false-flag rate 1% in all) changes at most 1% of verdicts,
+// over claims (geomean and max, inside and outside the band) and the gate.
+TEST(Calibration, NoDriftChangesAtMostOnePercentOfVerdicts) {
+  int runs = 0, flagged = 0, changed = 0;
+  auto add = [&](const Counts& c) {
+    runs += c.runs;
+    flagged += c.drift_flagged;
+    changed += c.drift_changed;
+  };
+  for (double ratio : {1.10, 1.18, 1.25}) {
+    for (auto st : {Statistic::geomean, Statistic::max}) {
+      NoiseModel base = claim_model(0.5), cand = base;
+      cand.ratio = flat(ratio);
+      CompareOptions o;
+      o.claim = claim_18(st);
+      add(run_pairs(base, cand, o, 60, 81, std::log(ratio)));
+    }
+  }
+  NoiseModel aa;
+  aa.trials = 10;
+  add(run_pairs(aa, aa, gate(0.0), 100, 82, 0.0));
+  EXPECT_LE(binomial_lower(changed, runs, kEvidence), 0.01) << changed << " changed of " << runs;
+  EXPECT_LE(binomial_lower(flagged, runs, kEvidence), 0.01) << flagged << " flagged of " << runs;
 }
 
 TEST(Calibration, GeomeanClaimEdgeFalseConfirmationsAtMostFivePercent) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "compare/max_critical.hpp"
 #include "compare/statistics.hpp"
 #include "compare/trial_stats.hpp"
 #include "core/stats.hpp"
@@ -40,7 +41,7 @@ int main() {
       const double bound = c.value("bound", 0.0);
       const auto ci = t->interval(conf);
       const std::vector<compare::TShift> two = {*t, compare::TShift{-t->estimate, t->se, t->df, t->se_alt, t->df_alt}};
-      const auto mx = compare::max_interval(two, conf);
+      const auto mx = compare::max_interval(two, (1.0 - conf) / 4.0, (1.0 - conf) / 2.0);  // Bonferroni over 2
       r["t_shift"] = {{"estimate", t->estimate},
                       {"se", t->se},
                       {"df", t->df},
@@ -52,6 +53,14 @@ int main() {
                       {"p_two_sided", t->p_two_sided()},
                       {"max_ci", {mx.first, mx.second}},
                       {"bound", bound}};
+    }
+    // The max's simultaneous level from launches given as [size][trial] log medians of both sides.
+    if (c.contains("logs_base")) {
+      compare::TrialLogs logs{c.at("logs_base").get<std::vector<std::vector<double>>>(),
+                              c.at("logs_cand").get<std::vector<std::vector<double>>>()};
+      const auto crit = compare::max_critical(logs, c.value("resamples", 20000), 7);
+      r["max_level"] = crit.per_size_level(c.value("tail", 0.025));
+      r["max_sizes"] = crit.sizes;
     }
     if (const auto tr = compare::linear_trend(x)) r["trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};
     if (const auto tr = compare::common_trend(x, y)) r["common_trend"] = {{"slope", tr->slope}, {"p", tr->p_value}};

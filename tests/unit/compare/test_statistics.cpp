@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "compare/max_critical.hpp"
 #include "compare/statistics.hpp"
 #include "compare/trial_stats.hpp"
 
@@ -106,13 +107,39 @@ TEST(TrialStats, GeomeanShiftByHand) {
   EXPECT_FALSE(t_shift(std::vector<double>{1.0}, std::vector<double>{2.0}).has_value());
 }
 
-// [max of simultaneous lower bounds, max of upper bounds] of two sizes with known t parameters.
+// [max of the lower bounds at the simultaneous level, max of the upper bounds at a / 2] of two sizes
+// with known t parameters.
 TEST(TrialStats, MaxIntervalByHand) {
   const std::vector<TShift> s = {{0.10, 0.01, 1e9}, {0.12, 0.02, 1e9}};  // df -> normal
-  const auto [lo, hi] = max_interval(s, 0.95);
+  const auto [lo, hi] = max_interval(s, 0.05 / 4, 0.025);
   const double z_lo = normal_quantile(1 - 0.05 / 4), z_up = normal_quantile(0.975);
   EXPECT_NEAR(lo, std::max(0.10 - z_lo * 0.01, 0.12 - z_lo * 0.02), 1e-6);
   EXPECT_NEAR(hi, std::max(0.10 + z_up * 0.01, 0.12 + z_up * 0.02), 1e-6);
+}
+
+// The simultaneous level: sizes that move exactly together need no multiplicity (one size's level);
+// no resampling falls back to Bonferroni; a fixed seed gives the same level twice.
+TEST(TrialStats, MaxSimultaneousLevel) {
+  TrialLogs together;
+  for (double k : {1.0, 2.0, 3.0}) {
+    together.baseline.push_back({0.01 * k, -0.02 * k, 0.0, 0.03 * k, -0.01 * k});
+    together.candidate.push_back({0.02 * k, 0.0, -0.01 * k, -0.01 * k, 0.0});
+  }
+  const auto one = max_critical(together, 20000, 3);
+  EXPECT_EQ(one.sizes, 3u);
+  EXPECT_NEAR(one.per_size_level(0.025), 0.025, 0.0015);
+  EXPECT_DOUBLE_EQ(max_critical(together, 0, 3).per_size_level(0.025), 0.025 / 3);
+  TrialLogs apart = together;
+  apart.baseline[1] = {0.03, 0.01, -0.02, 0.0, -0.02};
+  apart.candidate[2] = {-0.01, 0.02, 0.0, 0.01, -0.02};
+  const auto a = max_critical(apart, 5000, 9), b = max_critical(apart, 5000, 9);
+  EXPECT_EQ(a.per_size_level(0.025), b.per_size_level(0.025));
+  EXPECT_LT(a.per_size_level(0.025), 0.025);
+  EXPECT_GE(a.per_size_level(0.025), 0.025 / 3);
+  // A size without spread on either side cannot move and does not count.
+  apart.baseline.push_back({0.5, 0.5, 0.5, 0.5, 0.5});
+  apart.candidate.push_back({0.4, 0.4, 0.4, 0.4, 0.4});
+  EXPECT_EQ(max_critical(apart, 100, 9).sizes, 3u);
 }
 
 }  // namespace

@@ -192,6 +192,41 @@ class StatsAgainstScipy(unittest.TestCase):
             if lo > 0:
                 self.assertGreaterEqual(1 - 2 * stats.binom.cdf(lo, n, 0.5), c["confidence"] - 1e-12)
 
+    def test_max_simultaneous_level(self):
+        # The max's lower bounds (src/compare/max_critical.cpp): Gaussian weights on whole launches give
+        # standardised per-size estimates that are exactly multivariate normal with the launches'
+        # empirical correlation; the level p must make P(max_s Z_s <= z_{1-p}) = 1 - tail, which scipy's
+        # multivariate normal CDF computes independently of the resampling.
+        rng = np.random.default_rng(5)
+        cases, covs = [], []
+        for common in (0.0, 0.5, 0.9):
+            for k in (2, 3):
+                u_b, u_c = rng.normal(size=(5, 1)), rng.normal(size=(5, 1))
+                b = math.sqrt(common) * u_b + math.sqrt(1 - common) * rng.normal(size=(5, k))
+                c = math.sqrt(common) * u_c + math.sqrt(1 - common) * rng.normal(size=(5, k))
+                b, c = 0.01 * b, 0.01 * c
+                cases.append({"x": [1.0, 2.0], "y": [1.0, 2.5], "logs_base": b.T.tolist(), "logs_cand": c.T.tolist(),
+                              "tail": 0.025})
+                wb = (b - b.mean(0)) / 5
+                wc = (c - c.mean(0)) / 5
+                sd = np.sqrt((wb ** 2).sum(0) + (wc ** 2).sum(0))
+                wb, wc = wb / sd, wc / sd
+                covs.append(wb.T @ wb + wc.T @ wc)
+        for case, cov, r in zip(cases, covs, probe(cases)):
+            k = cov.shape[0]
+            self.assertEqual(r["max_sizes"], k)
+            z = stats.norm.isf(r["max_level"])
+            joint = stats.multivariate_normal(mean=np.zeros(k), cov=cov, allow_singular=True).cdf(np.full(k, z))
+            # 20000 resamples: the level's own Monte Carlo error is ~0.0011 in the joint probability.
+            self.assertAlmostEqual(joint, 0.975, delta=0.005, msg=f"cov {cov.tolist()}")
+            self.assertGreaterEqual(r["max_level"], 0.025 / k - 1e-15)
+            self.assertLessEqual(r["max_level"], 0.025 + 1e-15)
+        # Sizes that move exactly together (one launch effect, no own noise): one size's level.
+        b = [[0.01 * i for i in (1, -2, 0, 3, -1)], [0.02 * i for i in (1, -2, 0, 3, -1)]]
+        c = [[0.01 * i for i in (2, 0, -1, -1, 0)], [0.02 * i for i in (2, 0, -1, -1, 0)]]
+        r = probe([{"x": [1.0, 2.0], "y": [1.0, 2.5], "logs_base": b, "logs_cand": c, "tail": 0.025}])[0]
+        self.assertAlmostEqual(r["max_level"], 0.025, delta=0.0015)
+
     def test_interval_coverage(self):
         # 95% intervals for a known log-ratio shift must cover it about 95% of the time.
         rng = random.Random(11)

@@ -1,0 +1,127 @@
+// Launches to a decisive verdict: for simulated fleets with a known true ratio (the calibration
+// harness's noise model: 1% launch noise, half or all of it common to a launch's sizes, 30 rows, 20
+// samples a size and launch), ccbench compare is run on 5 (its --min-trials), 6, ... launches a side
+// (added one at a time, as a team would) until its claim verdict is confirmed or refuted, at most MAX launches.
+// The reference is what a fixed-iteration sweep in the style of nccl-tests gives for the same node
+// time: one launch a side with (launches compare used) x 20 iterations a size, judged by its own
+// ratio against the band (inside: "confirmed", outside: "refuted"). Prints, per true ratio, how
+// often each is right and wrong and the ratio of their error rates.
+//   build/benchmarks/decisive/decisive_bench [FLEETS] [MAX]   (default 100 fleets, 20 launches)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compare/statistics.hpp"
+#include "harness.hpp"
+
+using namespace ccbench;
+using namespace ccbench::calibration;
+using compare::Statistic;
+using compare::Verdict;
+
+namespace {
+
+constexpr int kSamples = 20;
+
+struct Tally {
+  int fleets = 0, decided = 0, right = 0, wrong = 0;
+  std::vector<int> launches;  // per decided fleet
+  int sweep_right = 0, sweep_wrong = 0;
+};
+
+// The sweep's own verdict: its per-size ratio of medians, geomean or max over sizes, against the band.
+bool sweep_says_inside(const compare::Comparison& c, Statistic st, const compare::Claim& claim) {
+  double v = st == Statistic::max ? -std::numeric_limits<double>::infinity() : 0.0;
+  for (const auto& r : c.rows) {
+    const double ratio = r.baseline.median_us / r.candidate.median_us;
+    v = st == Statistic::max ? std::max(v, ratio) : v + std::log(ratio) / static_cast<double>(c.rows.size());
+  }
+  if (st == Statistic::geomean) v = std::exp(v);
+  return v >= claim.lower() && v <= claim.upper();
+}
+
+Tally run(double ratio, Statistic st, double common, int fleets, int max_launches) {
+  Tally t;
+  const auto claim = claim_18(st);
+  const bool inside = ratio >= claim.lower() && ratio <= claim.upper();
+  compare::CompareOptions o;
+  o.claim = claim;
+  for (int f = 0; f < fleets; ++f) {
+    NoiseModel b;
+    b.sizes = claim_sizes();
+    b.launch_common = common;
+    NoiseModel c = b;
+    c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+    const std::uint64_t seed = 7919ULL * static_cast<std::uint64_t>(f) + 17;
+    ++t.fleets;
+    int used = max_launches;
+    for (int n = o.min_trials; n <= max_launches; ++n) {
+      b.trials = c.trials = n;  // the first n launches of the same fleet (the generator is sequential)
+      const auto r = compare::compare_sides(make_side("baseline", b, seed), make_side("candidate", c, seed + 1), o);
+      if (r.verdict == Verdict::confirmed || r.verdict == Verdict::refuted) {
+        used = n;
+        ++t.decided;
+        t.launches.push_back(n);
+        ((r.verdict == Verdict::confirmed) == inside ? t.right : t.wrong) += 1;
+        break;
+      }
+    }
+    // The same node time as one launch a side.
+    NoiseModel lb = b, lc = c;
+    lb.trials = lc.trials = 1;
+    lb.samples = lc.samples = kSamples * used;
+    compare::CompareOptions report;
+    const auto one =
+        compare::compare_sides(make_side("baseline", lb, seed + 2), make_side("candidate", lc, seed + 3), report);
+    (sweep_says_inside(one, st, claim) == inside ? t.sweep_right : t.sweep_wrong) += 1;
+  }
+  return t;
+}
+
+std::string pct(int k, int n) { return n ? fmt::format("{:.0f}%", 100.0 * k / n) : "-"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int fleets = argc > 1 ? std::max(10, std::atoi(argv[1])) : 100;
+  const int max_launches = argc > 2 ? std::clamp(std::atoi(argv[2]), 3, 100) : 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  fmt::print(
+      "claim \"18% +- 5%\" (band [1.13, 1.23]), 30 rows, 1% launch noise, {} fleets a cell, at most {} "
+      "launches a side\n\n",
+      fleets, max_launches);
+  fmt::print(
+      "| statistic | launch effect | true ratio | compare: decided | launches a side (median, 90th pct) | compare "
+      "right / wrong | one long launch, same node time: right / wrong | wrong-rate ratio (long launch / compare) |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (const auto st : {Statistic::max, Statistic::geomean}) {
+    for (const double common : {0.5, 1.0}) {
+      for (const double ratio : {1.00, 1.10, 1.15, 1.18, 1.21, 1.25, 1.30}) {
+        auto t = run(ratio, st, common, fleets, max_launches);
+        std::sort(t.launches.begin(), t.launches.end());
+        const auto q = [&](double p) {
+          return t.launches.empty()
+                     ? std::string("-")
+                     : fmt::format(
+                           "{}", t.launches[static_cast<std::size_t>(p * static_cast<double>(t.launches.size() - 1))]);
+        };
+        const double cw = static_cast<double>(t.wrong) / t.fleets, sw = static_cast<double>(t.sweep_wrong) / t.fleets;
+        const std::string ratio_cell = cw > 0 ? fmt::format("{:.1f}", sw / cw)
+                                              : (sw > 0 ? std::string("inf (compare 0 wrong)") : std::string("-"));
+        fmt::print("| {} | {} | {:.2f} | {} | {}, {} | {} / {} | {} / {} | {} |\n", compare::name(st),
+                   common == 1.0 ? "all common" : "half common", ratio, pct(t.decided, t.fleets), q(0.5), q(0.9),
+                   pct(t.right, t.fleets), pct(t.wrong, t.fleets), pct(t.sweep_right, t.fleets),
+                   pct(t.sweep_wrong, t.fleets), ratio_cell);
+      }
+    }
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("\n{:.0f} s\n", s);
+  return 0;
+}
