@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json_depth.hpp"
 
 namespace ccbench::compare {
 namespace fs = std::filesystem;
@@ -159,6 +160,7 @@ ResultFile load_file(const fs::path& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
+  check_json_depth(text, path.string());  // before anything walks the tree
   std::string rest;
   std::vector<std::vector<double>> samples;
   if (!lift_samples(text, rest, samples)) return load_result_file(path);
