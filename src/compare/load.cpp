@@ -29,6 +29,8 @@ std::vector<fs::path> expand_input(const fs::path& input) {
     const auto ext = entry.path().extension();
     if (ext != ".json" && ext != ".jsonl") continue;
     if (entry.path().filename().string().starts_with(".")) continue;  // temporaries of atomic writes
+    // ccbench congestion's summary beside its phase files is not a result file.
+    if (entry.path().filename().string().ends_with(".impact.json")) continue;
     // One bad entry (a symlink loop, a dangling link, a FIFO named *.json) does not fail the folder.
     if (const std::string why = not_regular_file_reason(entry.path()); !why.empty()) {
       std::fprintf(stderr, "ccbench: warning: %s: %s; skipped\n", entry.path().c_str(), why.c_str());
