@@ -35,6 +35,7 @@
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/result.hpp"
+#include "core/save_or_keep.hpp"
 #include "core/sizes.hpp"
 #include "sweep/engine.hpp"
 #include "sweep/mpi_channel.hpp"
@@ -287,38 +288,17 @@ std::vector<ImpactRow> impact_rows(PhaseObserver& observer, const Layout& layout
 // Writes PATH.impact.json atomically; when it cannot, a copy in the working or temporary folder.
 // Returns where it went (empty: nowhere), printing why on stderr when not at `path`.
 fs::path write_summary(const fs::path& path, const std::string& text, bool durable) {
-  std::string why;
-  try {
-    write_file_atomically(path, text, durable);
-    return path;
-  } catch (const std::exception& e) {
-    why = e.what();
+  const SaveOutcome saved = save_or_keep(path, text, durable);
+  if (saved.folder_recreated) {
+    std::fprintf(stderr, "%s: warning: the folder %s was removed during the run; created it again and wrote %s\n",
+                 kCommand, path.parent_path().c_str(), path.c_str());
+  } else if (saved.written.empty()) {
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", kCommand, path.c_str(), saved.why.c_str());
+  } else if (saved.written != path) {
+    std::fprintf(stderr, "%s: cannot write %s: %s; the summary was saved to %s instead\n", kCommand, path.c_str(),
+                 saved.why.c_str(), saved.written.c_str());
   }
-  std::error_code ec;
-  if (path.has_parent_path() && !fs::exists(path.parent_path(), ec)) {
-    try {
-      fs::create_directories(path.parent_path());
-      write_file_atomically(path, text, durable);
-      std::fprintf(stderr, "%s: warning: the folder %s was removed during the run; created it again and wrote %s\n",
-                   kCommand, path.parent_path().c_str(), path.c_str());
-      return path;
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-  }
-  const std::string name = "ccbench-unsaved-" + std::to_string(::getpid()) + "-" + path.filename().string();
-  for (const fs::path& dir : {fs::current_path(ec), fs::temp_directory_path(ec)}) {
-    if (dir.empty()) continue;
-    try {
-      write_file_atomically(dir / name, text, durable);
-      std::fprintf(stderr, "%s: cannot write %s: %s; the summary was saved to %s instead\n", kCommand, path.c_str(),
-                   why.c_str(), (dir / name).c_str());
-      return dir / name;
-    } catch (const std::exception&) {
-    }
-  }
-  std::fprintf(stderr, "%s: cannot write %s: %s\n", kCommand, path.c_str(), why.c_str());
-  return {};
+  return saved.written;
 }
 
 int congestion_main(int argc, char** argv) {

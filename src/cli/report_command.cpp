@@ -141,7 +141,7 @@ int report_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_name() == "ExtrasError") {
+    if (std::string(e.what()).rfind("The following argument", 0) == 0) {
       std::fprintf(stderr, "ccbench report: %s\n", parse_error_text(app, e).c_str());
       return exit_code::usage;
     }

@@ -1,5 +1,7 @@
 #include "sweep/result_writer.hpp"
 
+#include "core/save_or_keep.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -157,46 +159,22 @@ bool ResultWriter::finish(const std::string& status, int exit_code, const std::o
 
 // Caller holds mutex_.
 bool ResultWriter::write_final(bool durable) {
-  namespace fs = std::filesystem;
-  const std::string text = to_json(file_).dump(1) + "\n";
-  std::string why;
-  try {
-    write_file_atomically(path_, text, durable);
-    return true;
-  } catch (const std::exception& e) {
-    why = e.what();
-  }
-  std::error_code ec;
-  if (path_.has_parent_path() && !fs::exists(path_.parent_path(), ec)) {
-    // Removed during the run: create it again, with the stream, and say so.
-    try {
-      fs::create_directories(path_.parent_path());
-      write_file_atomically(path_, text, durable);
-      if (stream_) stream_->recreate(file_.results);
+  const SaveOutcome saved = save_or_keep(path_, to_json(file_).dump(1) + "\n", durable);
+  if (saved.written == path_) {
+    if (saved.folder_recreated) {
+      if (stream_) stream_->recreate(file_.results);  // removed with its folder
       std::fprintf(stderr, "ccbench: warning: the folder %s was removed during the run; created it again and wrote %s\n",
                    path_.parent_path().c_str(), path_.c_str());
-      return true;
-    } catch (const std::exception& e) {
-      why = e.what();
     }
+    return true;
   }
-  // Somewhere that survives: the working folder, else the temporary folder.
-  const std::string name = "ccbench-unsaved-" + std::to_string(::getpid()) + "-" + path_.filename().string();
-  for (const fs::path& dir : {fs::current_path(ec), fs::temp_directory_path(ec)}) {
-    if (dir.empty()) continue;
-    try {
-      write_file_atomically(dir / name, text, durable);
-      fallback_ = dir / name;
-      break;
-    } catch (const std::exception&) {
-    }
-  }
+  fallback_ = saved.written;
   if (!fallback_.empty()) {
     std::fprintf(stderr, "ccbench: cannot write the result file %s: %s; the %zu results were saved to %s instead\n",
-                 path_.c_str(), why.c_str(), file_.results.size(), fallback_.c_str());
+                 path_.c_str(), saved.why.c_str(), file_.results.size(), fallback_.c_str());
   } else {
     std::fprintf(stderr, "ccbench: cannot write the result file %s: %s, nor a copy in the working or temporary "
-                 "folder: the %zu results are lost\n", path_.c_str(), why.c_str(), file_.results.size());
+                 "folder: the %zu results are lost\n", path_.c_str(), saved.why.c_str(), file_.results.size());
   }
   return false;
 }

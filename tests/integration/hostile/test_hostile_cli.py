@@ -158,6 +158,52 @@ class Hostile(unittest.TestCase):
         row = next(line.split() for line in table.splitlines() if line and not line.startswith("#"))
         self.assertRegex(row[9], r"^\d+\.\d$")
 
+    def test_flag_typos_name_the_flag_meant(self):
+        code, _, err, _ = run("compare", self.good, self.good, "--max-byte", "4M")
+        self.assertEqual(code, 2, err)
+        self.assertEqual(err, "ccbench compare: The following arguments were not expected: 4M --max-byte "
+                              "(--max-byte: did you mean --max-bytes?)\n")
+        code, _, err, _ = run("report", self.good, "--formt", "csv")
+        self.assertEqual(code, 2, err)
+        self.assertEqual(err, "ccbench report: The following argument was not expected: --formt "
+                              "(--formt: did you mean --format?)\n")
+        # Nothing close: no guess.
+        code, _, err, _ = run("report", self.good, "--zzzzzzzz")
+        self.assertEqual(err, "ccbench report: The following argument was not expected: --zzzzzzzz\n")
+
+    def test_html_header_and_markdown_libraries(self):
+        page = self.tmp / "h.html"
+        code, _, err, _ = run("report", self.good, "--format", "html", "--out", page)
+        self.assertEqual(code, 0, err)
+        text = page.read_text()
+        self.assertIn("<b>laptop &quot;shm&quot; run</b> — Standard PC (i440FX + PIIX, 1996), 1 node, 2 ranks, mpi "
+                      "backend, fabric shm, status complete", text)
+        doc = json.loads(self.good.read_text())
+        doc["system"]["instance_type"] = ""
+        bare = self.tmp / "bare.json"
+        bare.write_text(json.dumps(doc))
+        code, _, err, _ = run("report", bare, "--format", "html", "--out", page)
+        self.assertEqual(code, 0, err)
+        self.assertIn("<b>laptop &quot;shm&quot; run</b> — 1 node, 2 ranks, mpi backend", page.read_text())
+        self.assertNotIn("— ,", page.read_text())
+        self.assertIn("1 entry<", page.read_text())
+        code, md, err, _ = run("report", self.good, DATA / "report" / "p5en-nccl.json", "--format", "markdown")
+        self.assertEqual(code, 0, err)
+        self.assertIn("| run | instance | nodes × ranks | backend | fabric | libraries | also found | status |", md)
+        self.assertIn("| mpi | shm  | MPI Open MPI 4.1.4 | libfabric 1.17.0 | complete |", md)
+        self.assertIn("| nccl | mixed v3 | NCCL 2.26.2, CUDA 12.8 | MPI Open MPI 4.1.7 (/opt/amazon/openmpi), "
+                      "libfabric 2.1.0amzn3.0 | complete |", md)
+
+    def test_import_infers_op_and_ranks(self):
+        log = ROOT / "results" / "published" / "sources" / "p5-awsome-2n" / "all_reduce_perf_2x_p5.48xlarge.txt"
+        out = self.tmp / "aw.json"
+        code, _, err, _ = run("import", "nccl-tests", log, "--out", out)
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"ccbench import: warning: {log}: no '#  Rank' lines: 16 ranks, from busbw/algbw at the largest "
+                      "size (pass --ranks to set it)\n", err)
+        d = json.loads(out.read_text())
+        self.assertEqual((d["system"]["ranks"], d["results"][0]["op"]), (16, "allreduce"))
+
     def test_migrate_option_without_value(self):
         for flag in ("--hosts", "--out", "--claim"):
             p = subprocess.run([ROOT / "scripts/emulate/migrate.sh", flag], capture_output=True, text=True, timeout=30)

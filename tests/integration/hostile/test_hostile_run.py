@@ -50,6 +50,10 @@ class HostileRun(unittest.TestCase):
         self.assertIn(f"ccbench: -J/--json: created the folder {self.d}/a\n"
                       f"ccbench: -J/--json: created the folder {self.d}/a/b\n", p.stderr)
         self.assertEqual(m.load(out)["run"]["status"], "complete")
+        # Without -J: said so, as a run with one says where its file went.
+        p = m.run(2, QUICK)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("# no result file written (-J PATH writes one)\n", p.stdout)
         # An existing folder: nothing said.
         p = m.run(2, QUICK + ["-J", str(out)])
         self.assertEqual(p.returncode, 0, p.stderr)
