@@ -3,6 +3,7 @@
 #include <set>
 
 #include "compare/claim.hpp"
+#include "core/error.hpp"
 #include "model/model.hpp"
 #include "model/workload.hpp"
 #include "report/plan_table.hpp"
