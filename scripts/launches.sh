@@ -21,6 +21,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  # --help is an answer (exit 0); a missing argument a usage error (exit 2).
+  [[ ${1:-} == -h || ${1:-} == --help ]] && exit 0
   exit 2
 fi
 n=$1

@@ -20,8 +20,16 @@ forward() {
   signalled=$1
   kill -TERM "$child" 2>/dev/null
 }
+# mpirun gets a process group of its own (job control on for this one job): a signal sent to the
+# wrapper's whole group (`timeout` sends its TERM to its process group, a terminal its Ctrl-C to
+# the foreground group) then reaches mpirun once, from forward(). Sent to mpirun both directly and
+# by forward(), the second TERM made Open MPI kill the ranks at once, before rank 0 saved: the file
+# said "incomplete", exit_code 0, with 1 row while the .jsonl held them all. Open MPI does not read
+# a terminal's stdin from a background process group, so this costs an interactive run nothing.
+set -m
 "$mpirun_bin" "$@" &
 child=$!
+set +m
 trap 'forward 143' TERM
 trap 'forward 130' INT
 trap 'forward 129' HUP

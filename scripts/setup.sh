@@ -49,6 +49,9 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
+# A checkout copied or moved elsewhere keeps a build folder configured for the old path, and CMake
+# stops with "CMakeCache.txt directory ... is different": reconfigure it (ccache keeps it warm).
+"$root/scripts/reconfigure-if-moved.sh" "$build_dir" "$root"
 # shellcheck disable=SC2086
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$jobs"

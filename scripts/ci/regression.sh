@@ -23,11 +23,18 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  # --help is an answer (exit 0); a missing argument a usage error (exit 2).
+  [[ ${1:-} == -h || ${1:-} == --help ]] && exit 0
   exit 2
 fi
 name=$1
 shift
 [[ ${1:-} == -- ]] && shift
+# Checked before the sweep: NAME names files and the baseline folder.
+if [[ -z $name || $name == */* || $name == -* ]]; then
+  echo "regression.sh: NAME must be a non-empty name without '/' that does not start with '-', got '$name'" >&2
+  exit 2
+fi
 
 CCBENCH=${CCBENCH:-$root/build/ccbench}
 NP=${NP:-2}
@@ -45,11 +52,15 @@ if [[ ! $NP =~ ^[0-9]{1,6}$ ]] || ((10#$NP < 1)); then
   exit 2
 fi
 NP=$((10#$NP))
+# An array, so a checkout path with a space in it stays one word; a LAUNCH given in the
+# environment is a command line split at spaces.
 if [[ -z ${LAUNCH:-} ]]; then
   # The wrapper exits 143/130 when the job is stopped (plain mpirun says 1, "data check failed").
-  LAUNCH="$root/scripts/mpirun.sh -np $NP"
-  [[ $(id -u) == 0 ]] && LAUNCH+=" --allow-run-as-root"
-  [[ $NP -gt $(nproc) ]] && LAUNCH+=" --oversubscribe"
+  launch=("$root/scripts/mpirun.sh" -np "$NP")
+  [[ $(id -u) == 0 ]] && launch+=(--allow-run-as-root)
+  [[ $NP -gt $(nproc) ]] && launch+=(--oversubscribe)
+else
+  read -r -a launch <<<"$LAUNCH"
 fi
 
 baseline=""
@@ -69,9 +80,8 @@ result=$OUT_DIR/$name-$stamp.json
 config=()
 [[ -n $SWEEP ]] && config=(--config "$root/configs/sweeps/$SWEEP.yaml")
 
-echo "regression.sh: $LAUNCH $CCBENCH run ${config[*]} --label ci-$name -J $result $*"
-# shellcheck disable=SC2086  # LAUNCH is a command line
-$LAUNCH "$CCBENCH" run "${config[@]}" --label "ci-$name" -J "$result" --progress never "$@"
+echo "regression.sh: ${launch[*]} $CCBENCH run ${config[*]} --label ci-$name -J $result $*"
+"${launch[@]}" "$CCBENCH" run "${config[@]}" --label "ci-$name" -J "$result" --progress never "$@"
 rc=$?
 if [[ $rc != 0 ]]; then
   echo "regression.sh: the run failed (exit $rc); no comparison" >&2

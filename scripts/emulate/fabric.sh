@@ -166,12 +166,7 @@ case $cmd in
     cat "$CCB_EMU_STATE/hosts" 2>/dev/null || { echo "no emulated fabric is up"; exit 0; }
     echo "rate: $(cat "$CCB_EMU_STATE/rate")"
     echo "topology: $(cat "$CCB_EMU_STATE/topology" 2>/dev/null || echo flat)"
-    for ((i = 0; i < $(emu_host_count); i++)); do
-      tc -n "$(emu_host_ns "$i")" qdisc show dev "$EMU_HOST_IF"
-    done
-    for ((l = 0; l < $(emu_leaf_count); l++)); do
-      tc -n "$CCB_EMU_BR_NS" qdisc show dev "$(emu_uplink_leaf_port "$l")"
-    done
+    emu_link_status
     emu_link_bytes
     emu_uplink_bytes
     ;;
@@ -194,7 +189,10 @@ case $cmd in
     emu_require_count "HOST_INDEX" "$2" 0 63
     ip -n "$(emu_host_ns "$2")" link set "$EMU_HOST_IF" "$1"
     ;;
-  leftovers) emu_leftovers ;;
+  leftovers)
+    left=$(emu_leftovers)
+    echo "${left:-none}"
+    ;;
   exec)
     need_root
     [[ ${1:-} == -- ]] && shift

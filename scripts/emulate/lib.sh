@@ -265,7 +265,9 @@ emu_set_rate() {
     emu_tbf "$(emu_host_ns "$i")" "$EMU_HOST_IF" "$rate"
     emu_tbf "$CCB_EMU_BR_NS" "$(emu_host_port "$i")" "$rate"
   done
-  echo "$rate" >"$CCB_EMU_STATE/rate"
+  # The fabric's rate is what every link has; after a change to some links it is "mixed" (status
+  # prints each link's own).
+  if [[ $# -eq 0 ]]; then echo "$rate" >"$CCB_EMU_STATE/rate"; else echo mixed >"$CCB_EMU_STATE/rate"; fi
 }
 
 # Bytes sent through each link's shapers since they were (re)placed, one line per host:
@@ -294,12 +296,39 @@ emu_uplink_bytes() {
 }
 
 # What this fabric has on the machine right now (empty output = nothing).
+# Each line is a pipeline whose grep finds nothing on a clean machine: `|| true`, or under the
+# callers' `set -eo pipefail` the function stopped there, printed nothing and returned 1.
 emu_leftovers() {
-  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${CCB_EMU_PREFIX}-" | sed 's/^/namespace /'
-  ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${CCB_EMU_PREFIX}(-|0)" | sed 's/^/link (root namespace) /'
-  ls -d /etc/netns/${CCB_EMU_PREFIX}-* 2>/dev/null | sed 's/^/file /'
-  [[ -e $CCB_EMU_STATE ]] && echo "state $CCB_EMU_STATE"
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${CCB_EMU_PREFIX}-" | sed 's/^/namespace /' || true
+  ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${CCB_EMU_PREFIX}(-|0)" |
+    sed 's/^/link (root namespace) /' || true
+  compgen -G "/etc/netns/${CCB_EMU_PREFIX}-*" | sed 's/^/file /' || true
+  if [[ -e $CCB_EMU_STATE ]]; then echo "state $CCB_EMU_STATE"; fi
   return 0
+}
+
+# The rate of the tbf qdisc on a device ("400Mbit"), or "none" when it has none.
+emu_qdisc_rate() {
+  local r
+  r=$(tc -n "$1" qdisc show dev "$2" 2>/dev/null | awk '{for (k = 1; k < NF; k++) if ($k == "rate") {print $(k + 1); exit}}')
+  echo "${r:-none}"
+}
+
+# One line per link, named, with its state and the rate of each direction:
+# "ccb-h0 link up up=400Mbit down=220Mbit" (up: host -> bridge, down: bridge -> host); a link set
+# down with `link down` says "down"; leaf-spine uplinks follow as "ccb-lf0 uplink up=... down=...".
+emu_link_status() {
+  local i l ns state
+  for ((i = 0; i < $(emu_host_count); i++)); do
+    ns=$(emu_host_ns "$i")
+    state=down
+    if ip -n "$ns" -o link show dev "$EMU_HOST_IF" 2>/dev/null | grep -qE '<([^>]*,)?UP[,>]'; then state=up; fi
+    echo "$ns link $state up=$(emu_qdisc_rate "$ns" "$EMU_HOST_IF") down=$(emu_qdisc_rate "$CCB_EMU_BR_NS" "$(emu_host_port "$i")")"
+  done
+  for ((l = 0; l < $(emu_leaf_count); l++)); do
+    echo "$(emu_leaf_bridge "$l") uplink up=$(emu_qdisc_rate "$CCB_EMU_BR_NS" "$(emu_uplink_leaf_port "$l")")" \
+      "down=$(emu_qdisc_rate "$CCB_EMU_BR_NS" "$(emu_uplink_spine_port "$l")")"
+  done
 }
 
 # emu_mpirun NP HOSTS_SPEC ARGS...: mpirun from the bridge namespace, ranks in the host namespaces,

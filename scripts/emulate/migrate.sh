@@ -71,6 +71,12 @@ EOF
 }
 
 while [[ $# -gt 0 ]]; do
+  # An option that takes a value and is last on the line: say which (was "$2: unbound variable").
+  case $1 in
+    --baseline | --baseline-result | --alternate | --candidate | --claim | --expect-speedup | --tolerance | \
+      --sweep | --hosts | --ranks-per-host | --out | --format)
+      [[ $# -ge 2 ]] || { echo "migrate.sh: $1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
   case $1 in
     --baseline) baseline=$2; shift 2 ;;
     --baseline-result) baseline_result=$2; shift 2 ;;

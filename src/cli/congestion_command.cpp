@@ -17,12 +17,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <mutex>
 #include <map>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "backends/backend.hpp"
+#include "cli/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/run_metadata.hpp"
@@ -31,6 +34,8 @@
 #include "congestion/phases.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/result.hpp"
+#include "core/save_or_keep.hpp"
 #include "core/sizes.hpp"
 #include "sweep/engine.hpp"
 #include "sweep/mpi_channel.hpp"
@@ -38,6 +43,7 @@
 #include "sweep/plan.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/run_ending.hpp"
+#include "sweep/session.hpp"
 #include "sweep/session_flags.hpp"
 #include "sweep/watchdog.hpp"
 #include "system/host_info.hpp"
@@ -119,7 +125,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     if (print_help) std::cout << app.help();
     return false;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw UsageError(parse_error_text(app, e));
   }
   apply_shared_flags(config, shared);
   if (!link_gbps.empty()) {
@@ -132,6 +138,11 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     throw UsageError("--backend: congestion runs on mpi only (got '" + config.backend + "')");
   }
   if (config.trials < 1) throw UsageError(fmt::format("--trials: must be at least 1, got {}", config.trials));
+  // Each trial is 2 phases per pattern, planned up front; a million trials is weeks of phases.
+  constexpr int kMaxTrials = 1000000;
+  if (config.trials > kMaxTrials) {
+    throw UsageError(fmt::format("--trials: at most {}, got {}", kMaxTrials, config.trials));
+  }
   if (!measured_hosts.empty()) {
     const double h = parse_finite(measured_hosts, "--measured-hosts");
     if (h != std::floor(h) || h < 1 || h > 1e6) {
@@ -212,8 +223,13 @@ void wait_quietly(PendingBarrier& pending) {
   while (!pending.test()) std::this_thread::sleep_for(std::chrono::microseconds(500));
 }
 
+// PATH.json -> PATH.<what>.json. A folder (`-J out/`, or one that exists) holds
+// congestion.<what>.json: a stem of "" would make hidden files (.impact.json) that `report out/`
+// does not list.
 fs::path phase_path(const std::string& json_path, const std::string& what) {
   fs::path p(json_path);
+  std::error_code ec;
+  if (p.filename().empty() || fs::is_directory(p, ec)) return p / ("congestion." + what + ".json");
   const std::string stem = p.extension() == ".json" ? p.stem().string() : p.filename().string();
   return p.parent_path() / (stem + "." + what + ".json");
 }
@@ -231,7 +247,10 @@ class PhaseObserver final : public SweepObserver {
   std::vector<std::pair<std::string, std::uint64_t>> order;
   std::vector<std::string> line;
 
+  std::mutex mutex;  // samples: the watchdog thread reads them when a run is interrupted
+
   void on_result(const ResultRow& in) override {
+    std::lock_guard lock(mutex);
     ResultRow row = in;
     row.trial = trial;
     row.extra["congestion"] = {{"phase", phase_name(congested)}, {"pattern", pattern}};
@@ -248,6 +267,39 @@ class PhaseObserver final : public SweepObserver {
 
 int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config, const CongestionOptions& opt,
                const Layout& layout);
+
+// The impact rows of every (test, pattern) from the trials whose two phases both finished.
+std::vector<ImpactRow> impact_rows(PhaseObserver& observer, const Layout& layout) {
+  std::lock_guard lock(observer.mutex);
+  std::vector<ImpactRow> rows;
+  for (const auto& key : observer.order) {
+    for (const auto& roles : layout.patterns) {
+      const std::string pattern(name(roles.pattern));
+      std::vector<TrialPair> trials;
+      for (const auto& [t, pair] : observer.samples[key][pattern]) {
+        if (!pair.isolated_us.empty() && !pair.congested_us.empty()) trials.push_back(pair);
+      }
+      rows.push_back(impact_row(key.first, key.second, pattern, trials));
+    }
+  }
+  return rows;
+}
+
+// Writes PATH.impact.json atomically; when it cannot, a copy in the working or temporary folder.
+// Returns where it went (empty: nowhere), printing why on stderr when not at `path`.
+fs::path write_summary(const fs::path& path, const std::string& text, bool durable) {
+  const SaveOutcome saved = save_or_keep(path, text, durable);
+  if (saved.folder_recreated) {
+    std::fprintf(stderr, "%s: warning: the folder %s was removed during the run; created it again and wrote %s\n",
+                 kCommand, path.parent_path().c_str(), path.c_str());
+  } else if (saved.written.empty()) {
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", kCommand, path.c_str(), saved.why.c_str());
+  } else if (saved.written != path) {
+    std::fprintf(stderr, "%s: cannot write %s: %s; the summary was saved to %s instead\n", kCommand, path.c_str(),
+                 saved.why.c_str(), saved.written.c_str());
+  }
+  return saved.written;
+}
 
 int congestion_main(int argc, char** argv) {
   Watchdog::block_termination_signals();
@@ -343,6 +395,32 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     } catch (const std::exception& e) {
       error = e.what();
     }
+    // Buffers that cannot fit are named by their flag before anything is allocated (an
+    // allocation of --bw-bytes 1T said only "std::bad_alloc").
+    if (error.empty()) {
+      const auto fits = [&](const Plan& p, const Backend& b) {
+        const std::uint64_t need = buffer_bytes_needed(p);
+        const std::uint64_t budget = b.memory_budget_bytes(world.local_size());
+        return need != std::numeric_limits<std::uint64_t>::max() && (budget == 0 || need <= budget);
+      };
+      const auto too_big = [&](const std::string& flag, const Plan& p, const Backend& b) {
+        const std::uint64_t need = buffer_bytes_needed(p);
+        const std::uint64_t budget = b.memory_budget_bytes(world.local_size());
+        return fmt::format("{}: needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
+                           "ranks on this node)",
+                           flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0,
+                           world.local_size());
+      };
+      if (measured && !fits(plan, *measured_backend)) {
+        error = too_big(opt.bw >= opt.lat ? "--bw-bytes " + format_bytes(opt.bw) : "--lat-bytes " + format_bytes(opt.lat),
+                        plan, *measured_backend);
+      }
+      for (std::size_t p = 0; p < layout.patterns.size() && error.empty(); ++p) {
+        if (active[p] && !fits(pattern_plans[p], *pattern_backends[p])) {
+          error = too_big("--congestor-bytes " + format_bytes(opt.congestor), pattern_plans[p], *pattern_backends[p]);
+        }
+      }
+    }
     agree_or_throw(world, error);
     try {
       if (measured) measured_backend->allocate(plan.send_bytes, plan.recv_bytes);
@@ -357,6 +435,9 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
         params.root = pattern_cases[p].root;
         pattern_backends[p]->fill(pattern_cases[p], params);
       }
+    } catch (const std::bad_alloc&) {
+      error = fmt::format("--bw-bytes {} / --congestor-bytes {}: cannot allocate the buffers on rank {}",
+                          format_bytes(opt.bw), format_bytes(opt.congestor), rank);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -417,15 +498,63 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
   }
   if (const std::string error = world.broadcast(output_error); !error.empty()) return usage(error);
 
+  PhaseObserver observer;
+  nlohmann::json phases_json = nlohmann::json::array();  // under observer.mutex
+  // PATH.impact.json: the impacts of the trials finished, the gate, the files; `status` as the
+  // phase files' (complete, interrupted, incomplete).
+  const auto summary_json = [&](const std::vector<ImpactRow>& rows, const std::optional<GateResult>& gate, int exit,
+                                const std::string& status) {
+    nlohmann::json summary = {{"tool",
+                               {{"name", "ccbench"},
+                                {"version", std::string(system::tool_version())},
+                                {"git", std::string(system::tool_git_commit())}}},
+                              {"command", header.run.command},
+                              {"status", status},
+                              {"trials", config.trials},
+                              {"impacts", nlohmann::json::array()},
+                              {"exit_code", exit}};
+    {
+      std::lock_guard lock(observer.mutex);
+      summary["phases"] = phases_json;
+    }
+    summary["layout"] = {{"measured_ranks", layout.measured},
+                         {"local_congestors", layout.local_congestors},
+                         {"remote_congestors", layout.remote_congestors},
+                         {"hosts", layout.hosts},
+                         {"ranks", layout.ranks}};
+    for (const auto& r : rows) summary["impacts"].push_back(to_json(r));
+    if (gate) {
+      summary["gate"] = {{"max_impact", *opt.max_impact_value},
+                         {"verdict", name(gate->verdict)},
+                         {"reason", gate->reason},
+                         {"exit_code", gate->exit_code}};
+    }
+    summary["files"] = nlohmann::json::object();
+    for (std::size_t p = 0; p < layout.patterns.size(); ++p) {
+      const std::string pattern(name(layout.patterns[p].pattern));
+      summary["files"][pattern] = {{"isolated", writers[p][0]->path().string()},
+                                   {"congested", writers[p][1]->path().string()}};
+    }
+    return summary;
+  };
+
   ResultWriter* current_writer = nullptr;
   Backend* current_backend = measured_backend.get();
   Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) {
     if (rank == 0) {
+      // Every phase file says the same (end_run finishes the current one), and the summary holds
+      // the impacts of the trials that finished both phases.
+      const std::string status = event.signal != 0 ? "interrupted" : "incomplete";
       for (auto& pair : writers) {
         for (auto& w : pair) {
           if (w && w.get() != current_writer && w->result_count() > 0)
-            w->finish("incomplete", event.exit_code, event.message, false);
+            w->finish(status, event.exit_code, event.message, false);
         }
+      }
+      if (!config.json_path.empty()) {
+        write_summary(phase_path(config.json_path, "impact"),
+                      summary_json(impact_rows(observer, layout), std::nullopt, event.exit_code, status).dump(1) + "\n",
+                      false);
       }
     }
     end_run(kCommand, event, rank, current_writer, peers, current_backend);
@@ -439,11 +568,9 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     std::fflush(stdout);
   }
 
-  PhaseObserver observer;
   SweepObserver quiet;
   RunConfig phase_config = config;
   phase_config.trials = 1;
-  nlohmann::json phases_json = nlohmann::json::array();
   int exit = exit_code::ok;
   try {
     for (const PhaseSpec& phase : phase_plan(config.trials, static_cast<int>(layout.patterns.size()))) {
@@ -462,6 +589,7 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
         observer.pattern = pattern;
         observer.congested = phase.congested;
         observer.line.clear();
+        watchdog.set_trial_offset(phase.trial);
         current_backend = measured_backend.get();
         Engine(phase_config, plan, *measured_backend, *measured_channel, watchdog,
                measured_channel->is_root() ? static_cast<SweepObserver&>(observer) : quiet)
@@ -517,6 +645,7 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
                 .c_str(),
             group_ops, op_ms, stop_wait_ms);
         std::fflush(stdout);
+        std::lock_guard lock(observer.mutex);
         phases_json.push_back({{"trial", phase.trial},
                                {"pattern", pattern},
                                {"phase", phase_name(phase.congested)},
@@ -528,26 +657,22 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     }
     current_writer = nullptr;
     if (world.is_root()) {
-      std::vector<ImpactRow> rows;
-      for (const auto& key : observer.order) {
-        for (const auto& roles : layout.patterns) {
-          const std::string pattern(name(roles.pattern));
-          std::vector<TrialPair> trials;
-          for (const auto& [t, pair] : observer.samples[key][pattern]) trials.push_back(pair);
-          rows.push_back(impact_row(key.first, key.second, pattern, trials));
-        }
-      }
+      std::vector<ImpactRow> rows = impact_rows(observer, layout);
       std::optional<GateResult> gate;
       if (opt.max_impact_value) gate = apply_gate(rows, *opt.max_impact_value);
       std::printf("#\n%s", render_table(rows).c_str());
       const bool wrong = observer.wrong > 0;
       exit = wrong ? exit_code::data_check_failed : (gate ? gate->exit_code : exit_code::ok);
+      // Every phase was measured: a file that cannot be written is kept elsewhere (the writer and
+      // write_summary say where) and the exit says "measured, not saved" unless a worse code holds.
+      bool saved = true;
       for (auto& pair : writers) {
         for (auto& w : pair) {
-          w->finish(
-              "complete", exit,
-              wrong ? std::optional<std::string>(fmt::format("data check failed: {} wrong elements", observer.wrong))
-                    : std::nullopt);
+          saved = w->finish("complete", exit,
+                            wrong ? std::optional<std::string>(
+                                        fmt::format("data check failed: {} wrong elements", observer.wrong))
+                                  : std::nullopt) &&
+                  saved;
         }
       }
       if (gate) {
@@ -559,44 +684,13 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
           "on the log ratios (docs/method.md)\n",
           config.trials);
       if (!config.json_path.empty()) {
-        nlohmann::json summary = {{"tool",
-                                   {{"name", "ccbench"},
-                                    {"version", std::string(system::tool_version())},
-                                    {"git", std::string(system::tool_git_commit())}}},
-                                  {"command", header.run.command},
-                                  {"layout", header.system.value("ranks_in_job", 0)},
-                                  {"trials", config.trials},
-                                  {"phases", phases_json},
-                                  {"impacts", nlohmann::json::array()},
-                                  {"exit_code", exit}};
-        summary["layout"] = {{"measured_ranks", layout.measured},
-                             {"local_congestors", layout.local_congestors},
-                             {"remote_congestors", layout.remote_congestors},
-                             {"hosts", layout.hosts},
-                             {"ranks", layout.ranks}};
-        for (const auto& r : rows) summary["impacts"].push_back(to_json(r));
-        if (gate) {
-          summary["gate"] = {{"max_impact", *opt.max_impact_value},
-                             {"verdict", name(gate->verdict)},
-                             {"reason", gate->reason},
-                             {"exit_code", gate->exit_code}};
-        }
-        summary["files"] = nlohmann::json::object();
-        for (std::size_t p = 0; p < layout.patterns.size(); ++p) {
-          const std::string pattern(name(layout.patterns[p].pattern));
-          summary["files"][pattern] = {{"isolated", writers[p][0]->path().string()},
-                                       {"congested", writers[p][1]->path().string()}};
-        }
         const fs::path path = phase_path(config.json_path, "impact");
-        const fs::path tmp = path.string() + ".tmp";
-        {
-          std::ofstream out(tmp);
-          out << summary.dump(1) << "\n";
-        }
-        fs::rename(tmp, path);
+        const fs::path written = write_summary(path, summary_json(rows, gate, exit, "complete").dump(1) + "\n", true);
+        saved = saved && written == path;
         std::printf("# result files: %s (isolated) and %s (congested), one pair per pattern; summary: %s\n",
                     writers[0][0]->path().string().c_str(), writers[0][1]->path().string().c_str(),
-                    path.string().c_str());
+                    written.empty() ? "not written" : written.string().c_str());
+        if (!saved && exit == exit_code::ok) exit = exit_code::not_saved;
       }
       if (wrong)
         std::fprintf(stderr, "%s: data check failed: %llu wrong elements\n", kCommand,

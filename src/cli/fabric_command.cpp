@@ -113,7 +113,8 @@ int fabric_main(int argc, char** argv) {
   };
   hooks.observer = [&config](const Plan& plan, const Backend& backend) -> std::unique_ptr<SweepObserver> {
     return std::make_unique<ConsoleReporter>(plan, config.run,
-                                             " over " + static_cast<const FabricBackend&>(backend).provider());
+                                             " over " + static_cast<const FabricBackend&>(backend).provider(), stdout,
+                                             stderr, /*point_to_point=*/true);
   };
   hooks.notes = [](const Backend& backend) { return static_cast<const FabricBackend&>(backend).notes(); };
   return MpiChannel::finalize(RunSession(channel, config.run, std::move(hooks)).run());

@@ -7,9 +7,11 @@
 #include <set>
 #include <string>
 
+#include "cli/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
 #include "import/import.hpp"
+#include "system/tool_version.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
@@ -43,7 +45,7 @@ int import_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench import: %s\n", e.what());
+    std::fprintf(stderr, "ccbench import: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   try {
@@ -57,6 +59,8 @@ int import_main(int argc, char** argv) {
     if (nodes > 0) o.nodes = nodes;
     if (link_gbps > 0) o.link_gbps = link_gbps;
     o.label = label;
+    o.tool_version = std::string(system::tool_version());
+    o.tool_git = std::string(system::tool_git_commit());
     o.instance_type = instance_type;
     o.efa_generation = generation;
     o.command.assign(argv, argv + argc);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backends/backend.hpp"
+#include "cli/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
@@ -42,7 +43,7 @@ int info_main(int argc, char** argv) {
     std::cout << app.help();
     return exit_code::ok;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench info: %s\n", e.what());
+    std::fprintf(stderr, "ccbench info: %s\n", parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
 

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
@@ -111,19 +112,6 @@ std::vector<report::ModelCurve> model_curves(const std::string& model_file, cons
   return out;
 }
 
-nlohmann::json load_plan(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--plan " + path + ": cannot read the file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ParseError(path + ": malformed JSON (" + e.what() + ")");
-  }
-  report::check_plan_document(doc, path);
-  return doc;
-}
-
 int report_main(int argc, char** argv) {
   CLI::App app{
       "Render result files as a text table, markdown, CSV, HTML with SVG charts, Prometheus metrics or "
@@ -153,6 +141,10 @@ int report_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (std::string(e.what()).rfind("The following argument", 0) == 0) {
+      std::fprintf(stderr, "ccbench report: %s\n", parse_error_text(app, e).c_str());
+      return exit_code::usage;
+    }
     const int rc = app.exit(e);
     return rc == 0 ? exit_code::ok : exit_code::usage;
   }
@@ -192,7 +184,7 @@ int report_main(int argc, char** argv) {
     if (!baseline.empty()) input.verdict = overlay_verdict({baseline}, inputs, claim);
     input.generated_at = utc_timestamp_now();
     if (!model_file.empty()) input.model_curves = model_curves(model_file, input.files);
-    if (!plan_file.empty()) input.plan = load_plan(plan_file);
+    if (!plan_file.empty()) input.plan = report::load_plan_document(plan_file);
 
     // A plan alone is its own document.
     const std::string text = !input.files.empty()                  ? report::render(*format, input)

@@ -1,5 +1,7 @@
 #include "cli/run_options.hpp"
 
+#include "cli/flag_suggestion.hpp"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -76,7 +78,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     if (print_help) std::cout << app.help();
     return false;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw UsageError(parse_error_text(app, e));
   }
 
   if (!ops.empty()) {

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json_depth.hpp"
 
 namespace ccbench::compare {
 namespace fs = std::filesystem;
@@ -28,6 +29,8 @@ std::vector<fs::path> expand_input(const fs::path& input) {
     const auto ext = entry.path().extension();
     if (ext != ".json" && ext != ".jsonl") continue;
     if (entry.path().filename().string().starts_with(".")) continue;  // temporaries of atomic writes
+    // ccbench congestion's summary beside its phase files is not a result file.
+    if (entry.path().filename().string().ends_with(".impact.json")) continue;
     // One bad entry (a symlink loop, a dangling link, a FIFO named *.json) does not fail the folder.
     if (const std::string why = not_regular_file_reason(entry.path()); !why.empty()) {
       std::fprintf(stderr, "ccbench: warning: %s: %s; skipped\n", entry.path().c_str(), why.c_str());
@@ -159,6 +162,7 @@ ResultFile load_file(const fs::path& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
+  check_json_depth(text, path.string());  // before anything walks the tree
   std::string rest;
   std::vector<std::vector<double>> samples;
   if (!lift_samples(text, rest, samples)) return load_result_file(path);

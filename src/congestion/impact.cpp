@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -83,15 +84,22 @@ ImpactRow impact_row(const std::string& op, std::uint64_t bytes, const std::stri
     row.congested_p99_us = s.p99;
   }
   std::vector<std::pair<double, double>> medians, p99s;
+  std::size_t fewest = std::numeric_limits<std::size_t>::max();
   for (const auto& t : trials) {
     if (t.isolated_us.empty() || t.congested_us.empty()) continue;
+    fewest = std::min({fewest, t.isolated_us.size(), t.congested_us.size()});
     const auto i = stats::summarize(t.isolated_us);
     const auto c = stats::summarize(t.congested_us);
     medians.emplace_back(i.median, c.median);
     p99s.emplace_back(i.p99, c.p99);
   }
   row.median = impact_factor(medians);
-  row.p99 = impact_factor(p99s);
+  if (fewest < kMinSamplesForP99) {
+    row.p99.not_computed = fmt::format("{} sample{} a phase, fewer than {}", fewest, fewest == 1 ? "" : "s",
+                                       kMinSamplesForP99);
+  } else {
+    row.p99 = impact_factor(p99s);
+  }
   return row;
 }
 
@@ -109,9 +117,15 @@ std::string_view name(GateVerdict v) {
 
 GateResult apply_gate(std::vector<ImpactRow>& rows, double max_impact, double alpha) {
   std::vector<Factor*> factors;
+  std::size_t skipped = 0;
   for (auto& r : rows) {
-    factors.push_back(&r.median);
-    factors.push_back(&r.p99);
+    for (Factor* f : {&r.median, &r.p99}) {
+      if (f->not_computed.empty()) {
+        factors.push_back(f);
+      } else {
+        ++skipped;
+      }
+    }
   }
   std::vector<double> p;
   std::vector<Factor*> tested;
@@ -159,6 +173,10 @@ GateResult apply_gate(std::vector<ImpactRow>& rows, double max_impact, double al
   } else {
     g.reason = fmt::format("every impact factor is at most {:g}", max_impact);
   }
+  if (skipped > 0) {
+    g.reason += fmt::format("; {} p99 factor{} not judged (fewer than {} samples a phase: raise -n)", skipped,
+                            skipped == 1 ? "" : "s", kMinSamplesForP99);
+  }
   return g;
 }
 
@@ -177,6 +195,12 @@ std::string render_table(const std::vector<ImpactRow>& rows) {
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }
+  for (const auto& r : rows) {
+    if (!r.p99.not_computed.empty()) {
+      out += fmt::format("# impact p99 not computed: {} (raise -n)\n", r.p99.not_computed);
+      break;
+    }
+  }
   return out;
 }
 
@@ -193,6 +217,7 @@ nlohmann::json to_json(const Factor& f) {
   if (f.p_gate) j["p_gate"] = *f.p_gate;
   if (f.p_holm) j["p_holm"] = *f.p_holm;
   if (f.p_gate) j["above"] = f.above;
+  if (!f.not_computed.empty()) j["not_computed"] = f.not_computed;
   return j;
 }
 

@@ -35,7 +35,12 @@ struct Factor {
   std::optional<double> p_gate;  // one-sided p of H0 "factor <= --max-impact"
   std::optional<double> p_holm;  // Holm-adjusted over every factor of the run
   bool above = false;            // the gate found this factor above --max-impact
+  std::string not_computed;      // why there is no factor (p99 from too few samples); the gate skips it
 };
+
+// A p99 from fewer samples than this per phase is the phase's largest sample or close to it, not a
+// tail (with -n 1 it is the median itself): no p99 factor is computed and the gate judges medians.
+inline constexpr std::size_t kMinSamplesForP99 = 5;
 
 struct ImpactRow {
   std::string op;

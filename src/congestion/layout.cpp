@@ -33,12 +33,21 @@ std::vector<std::string> split_commas(const std::string& text) {
   return out;
 }
 
+// Above any job's rank count; checked before a range is expanded (0-2147483647 would build 2^31
+// ranks before the layout could say that most of them do not exist).
+constexpr int kMaxListedRank = (1 << 20) - 1;
+
 int parse_rank(const std::string& text, const std::string& all) {
   int value = -1;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 0) {
+  const bool too_large = ec == std::errc::result_out_of_range && ptr == end && !text.empty() && text[0] != '-';
+  if (!too_large && (text.empty() || ec != std::errc() || ptr != end || value < 0)) {
     throw UsageError(fmt::format("--measured-ranks: '{}' in '{}' is not a rank (expected e.g. 0,1 or 0-3)", text, all));
+  }
+  if (too_large || value > kMaxListedRank) {
+    throw UsageError(fmt::format("--measured-ranks: rank {} in '{}' is above {}, the largest rank a list may name",
+                                 text, all, kMaxListedRank));
   }
   return value;
 }

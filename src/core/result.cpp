@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json_depth.hpp"
 #include "core/utf8.hpp"
 
 namespace ccbench {
@@ -277,6 +278,7 @@ std::vector<ResultRow> load_jsonl_rows(const std::filesystem::path& path, bool t
   while (lines.next(line)) {
     const std::size_t line_no = lines.line_number();
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    check_json_depth(line, path.string(), line_no);
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       // A kill can tear the last line mid-write; everything before it is intact.
@@ -310,6 +312,7 @@ ResultFile load_result_file(const std::filesystem::path& path) {
   }
   const std::string text = read_input_file(path);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ParseError(path.string() + ": empty file");
+  check_json_depth(text, path.string());
   json j;
   try {
     j = json::parse(text);

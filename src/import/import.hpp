@@ -23,6 +23,10 @@ struct ImportOptions {
   std::optional<double> link_gbps;
   std::string efa_generation;
   std::vector<std::string> command;  // recorded in run.command
+  // The importing ccbench (tool.version, tool.git: the schema requires a version). The caller
+  // fills them: import depends on core only, and the version lives in system/.
+  std::string tool_version = "unknown";
+  std::string tool_git;
 };
 
 struct Imported {

@@ -98,7 +98,11 @@ std::string op_from_tool_name(std::string name) {
 
 ResultFile skeleton(const std::string& source_tool, const std::filesystem::path& path, const ImportOptions& o) {
   ResultFile f;
-  f.tool = {{"name", "ccbench"}, {"imported_from", source_tool}, {"source_file", path.string()}};
+  f.tool = {{"name", "ccbench"},
+            {"version", o.tool_version},
+            {"imported_from", source_tool},
+            {"source_file", path.string()}};
+  if (!o.tool_git.empty()) f.tool["git"] = o.tool_git;
   f.run.status = "complete";
   f.run.label = o.label;
   f.run.command = o.command;

@@ -123,6 +123,36 @@ void keep_logged_bandwidth(ResultRow& row, std::optional<double> alg, std::optio
   }
 }
 
+// A row's logged bandwidths and line.
+struct Logged {
+  std::optional<double> alg, bus;
+  std::size_t line = 0;
+};
+
+// The rank count n that nccl-tests' bus factor gives from the logged busbw/algbw of the largest
+// size (the most digits): allreduce 2(n-1)/n, allgather, reduce_scatter and alltoall (n-1)/n;
+// 0 when the op has no such factor (broadcast) or the ratio is not within 0.1 of a whole n >= 2
+// (two-decimal rounding blurs it from about 128 ranks on).
+int ranks_from_bus_factor(const std::vector<ResultRow>& rows, const std::vector<Logged>& logged, const std::string& op) {
+  const auto parsed = parse_op(op);
+  if (!parsed || *parsed == Op::broadcast) return 0;
+  std::size_t best = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (logged[i].alg && logged[i].bus && *logged[i].alg > 1.0 && *logged[i].bus > 1.0 &&
+        (best == rows.size() || rows[i].bytes > rows[best].bytes)) {
+      best = i;
+    }
+  }
+  if (best == rows.size()) return 0;
+  const double r = *logged[best].bus / *logged[best].alg;
+  const double scale = *parsed == Op::allreduce ? 2.0 : 1.0;
+  if (!(r < scale)) return 0;
+  const double n = scale / (scale - r);
+  const double whole = std::round(n);
+  if (whole < 2 || whole > 1e6 || std::abs(n - whole) > 0.1) return 0;
+  return static_cast<int>(whole);
+}
+
 [[noreturn]] void line_fail(const std::string& file, std::size_t line_no, const std::string& what) {
   throw ParseError(fmt::format("{}:{}: {}", file, line_no, what));
 }
@@ -149,11 +179,7 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
   TrialCounter trials;
   bool warned = false, non_utf8 = false;
   std::set<std::string> ops_seen, dtypes, redops;
-  struct Logged {  // per row in f.results, until the rank count is known
-    std::optional<double> alg, bus;
-    std::size_t line;
-  };
-  std::vector<Logged> logged;
+  std::vector<Logged> logged;  // per row in f.results, until the rank count is known
   static const std::regex kRank(
       R"(^#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.*)$)");
   static const std::regex kParams(R"(nThread\s+(\d+)\s+nGpus\s+(\d+).*warmup iters:\s*(\d+)\s+iters:\s*(\d+))");
@@ -209,7 +235,10 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
                 fmt::format("truncated table row ({} columns, expected {})", toks.size(), cols->min_tokens));
     }
     if (op.empty()) {
-      op = op_from_tool_name(path.filename().string());
+      // A log saved under the binary's name: "all_reduce_perf_2x_p5.48xlarge.txt" -> all_reduce_perf.
+      std::string name = path.filename().string();
+      if (const auto perf = name.find("_perf"); perf != std::string::npos) name.resize(perf + 5);
+      op = op_from_tool_name(name);
       if (op.empty()) {
         line_fail(file, line_no,
                   "cannot tell which collective this log measured (no '# Collective test starting' line): pass --op");
@@ -263,10 +292,15 @@ Imported import_text(const std::filesystem::path& path, LineReader& reader, cons
   if (f.results.empty()) {
     throw ParseError(fmt::format("{}: no nccl-tests result rows found (is this a nccl-tests log?)", file));
   }
-  const int ranks = o.ranks.value_or(rank_lines);
+  int ranks = o.ranks.value_or(rank_lines);
   if (ranks <= 0) {
-    throw ParseError(
-        fmt::format("{}: the log lists no '#  Rank' lines, so the rank count is unknown: pass --ranks", file));
+    ranks = ranks_from_bus_factor(f.results, logged, op);
+    if (ranks <= 0) {
+      throw ParseError(fmt::format(
+          "{}: the log lists no '#  Rank' lines and its busbw/algbw does not tell the rank count: pass --ranks", file));
+    }
+    out.warnings.push_back(fmt::format(
+        "{}: no '#  Rank' lines: {} ranks, from busbw/algbw at the largest size (pass --ranks to set it)", file, ranks));
   }
   for (std::size_t i = 0; i < f.results.size(); ++i) {
     f.results[i].ranks = ranks;

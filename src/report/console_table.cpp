@@ -3,12 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace ccbench::report {
 
+bool has_ci95(const ResultRow& row) {
+  const auto& t = row.time_us;
+  return t.median > 0 && t.ci95_lo > 0 && t.ci95_hi > 0;
+}
+
 double ci_percent(const ResultRow& row) {
   const auto& t = row.time_us;
-  if (!(t.median > 0) || row.samples_kind != "raw") return 0.0;
+  if (!has_ci95(row)) return std::numeric_limits<double>::quiet_NaN();
   return 100.0 * std::max(t.median - t.ci95_lo, t.ci95_hi - t.median) / t.median;
 }
 
@@ -28,6 +35,25 @@ std::string table_header(const std::string& op, int trial, int trials, bool grou
   return out;
 }
 
+std::string p2p_table_header(const std::string& op, int trial, int trials) {
+  std::string out =
+      trials > 1 ? fmt::format("#\n# {}  (trial {}/{})\n#\n", op, trial + 1, trials) : fmt::format("#\n# {}\n#\n", op);
+  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n", "size", "time", "bandwidth", "msg rate", "#wrong",
+                     "ci");
+  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n", "(B)", "(us)", "(GB/s)", "(Mmsg/s)", "", "(±%)");
+  return out;
+}
+
+std::string p2p_table_row(const ResultRow& row) {
+  const double t = row.time_us.median;
+  const std::string time = t >= 1e4 ? fmt::format("{:.0f}", t) : t >= 100 ? fmt::format("{:.1f}", t) : fmt::format("{:.2f}", t);
+  const double ci = ci_percent(row);
+  // One message per median time: messages per microsecond is millions per second.
+  const std::string rate = t > 0 ? fmt::format("{:.3f}", 1.0 / t) : std::string("-");
+  return fmt::format("  {:>10} {:>10} {:>10.2f} {:>10} {:>6} {:>6}\n", row.bytes, time, row.algbw_gbps, rate, row.wrong,
+                     std::isnan(ci) ? std::string("-") : fmt::format("{:.1f}", ci));
+}
+
 namespace {
 
 std::string variant_columns(const ResultRow* row) {
@@ -36,8 +62,9 @@ std::string variant_columns(const ResultRow* row) {
   const std::string time = t >= 1e4   ? fmt::format("{:.0f}", t)
                            : t >= 100 ? fmt::format("{:.1f}", t)
                                       : fmt::format("{:.2f}", t);
-  return fmt::format(" {:>9} {:>7.2f} {:>7.2f} {:>6} {:>6.1f}", time, row->algbw_gbps, row->busbw_gbps, row->wrong,
-                     ci_percent(*row));
+  const double ci = ci_percent(*row);
+  return fmt::format(" {:>9} {:>7.2f} {:>7.2f} {:>6} {:>6}", time, row->algbw_gbps, row->busbw_gbps, row->wrong,
+                     std::isnan(ci) ? std::string("-") : fmt::format("{:.1f}", ci));
 }
 
 // The aggregate busbw of all concurrent groups (row field groups.busbw_gbps_aggregate), or "-".

@@ -13,7 +13,15 @@ namespace ccbench::report {
 std::string table_header(const std::string& op, int trial, int trials, bool groups = false);
 // One line per size: the out-of-place and in-place results side by side (either may be null).
 std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups = false);
-// Relative half-width of the median's 95% CI, in percent (0 when unknown).
+// Point-to-point transport tests (`ccbench fabric`: pingpong, bw, bibw, write, read) have no count,
+// type, redop, root or in-place half: their own table of size, time per message, bandwidth,
+// message rate and CI.
+std::string p2p_table_header(const std::string& op, int trial, int trials);
+std::string p2p_table_row(const ResultRow& row);
+// Relative half-width of the median's 95% CI, in percent; NaN when the row has none (an imported
+// row holds its tool's summary numbers, ci95 null): printed as "-", never as a perfect 0.0.
 double ci_percent(const ResultRow& row);
+// Whether the row holds a confidence interval of its median.
+bool has_ci95(const ResultRow& row);
 
 }  // namespace ccbench::report

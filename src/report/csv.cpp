@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/run_metadata.hpp"
+#include "report/console_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -67,8 +68,8 @@ std::string render_csv(const ReportInput& input) {
           exact(r.time_us.mean),
           exact(r.time_us.p99),
           exact(r.time_us.max),
-          exact(r.time_us.ci95_lo),
-          exact(r.time_us.ci95_hi),
+          has_ci95(r) ? exact(r.time_us.ci95_lo) : std::string(),  // empty: the row has no CI
+          has_ci95(r) ? exact(r.time_us.ci95_hi) : std::string(),
           exact(r.algbw_gbps),
           exact(r.busbw_gbps),
           std::to_string(r.wrong),

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/run_metadata.hpp"
+#include "report/console_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -84,8 +85,8 @@ std::string render_gbench(const ReportInput& input) {
           {"bytes_per_second", r.algbw_gbps * 1e9},
           {"busbw_gbps", r.busbw_gbps},
           {"algbw_gbps", r.algbw_gbps},
-          {"time_ci95_lo_us", r.time_us.ci95_lo},
-          {"time_ci95_hi_us", r.time_us.ci95_hi},
+          {"time_ci95_lo_us", has_ci95(r) ? nlohmann::json(r.time_us.ci95_lo) : nlohmann::json(nullptr)},
+          {"time_ci95_hi_us", has_ci95(r) ? nlohmann::json(r.time_us.ci95_hi) : nlohmann::json(nullptr)},
           {"wrong", r.wrong},
           {"ranks", r.ranks},
           {"backend", r.backend},

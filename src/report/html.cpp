@@ -315,12 +315,26 @@ std::string render_html(const ReportInput& input) {
     const ResultFile& file = input.files[f];
     const RunMetadata m(file);
     const auto ranks = m.ranks();
+    // What is known, comma-separated; an empty instance type or fabric is left out, not a dangling "— ,".
+    std::vector<std::string> parts;
+    const auto add = [&parts](const std::string& text) {
+      if (!text.empty()) parts.push_back(text);
+    };
+    add(m.text("instance_type"));
+    const std::string nodes = m.text("nodes");
+    if (!nodes.empty()) add(nodes + (nodes == "1" ? " node" : " nodes"));
+    if (ranks) add(std::to_string(*ranks) + (*ranks == 1 ? " rank" : " ranks"));
+    if (!m.text("backend").empty()) add(m.text("backend") + " backend");
+    std::string fabric = m.text("fabric_path");
+    if (!m.text("efa_generation").empty()) fabric += (fabric.empty() ? "" : " ") + m.text("efa_generation");
+    if (!fabric.empty()) add("fabric " + fabric);
+    add("status " + file.run.status);
+    std::string joined;
+    for (const auto& p : parts) joined += (joined.empty() ? "" : ", ") + p;
     out += fmt::format(
-        "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {}, {} node(s), {} ranks, {} backend, "
-        "fabric {} {}, status {} <span class=\"sub\">({})</span></li>\n",
-        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(m.text("instance_type")),
-        esc(m.text("nodes")), esc(ranks ? std::to_string(*ranks) : std::string()), esc(m.text("backend")),
-        esc(m.text("fabric_path")), esc(m.text("efa_generation")), esc(file.run.status), esc(file.source));
+        "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {} <span class=\"sub\">({})</span></li>\n",
+        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(joined),
+        esc(file.source));
     if (const auto busy = busy_host_note(file.system)) out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
   }
   out += "</ul>\n</header>\n";

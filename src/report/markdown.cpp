@@ -88,11 +88,32 @@ void verdict_section(const nlohmann::json& v, std::string& out) {
 
 }  // namespace
 
+// The libraries the run's backend measured through (`own`), or the others the run found on the
+// host: an MPI-only run on a machine with NCCL installed lists NCCL under "also found", not as if
+// it had been used.
+std::string libraries(const RunMetadata& m, bool own) {
+  const std::string backend = m.text("backend");
+  const std::vector<std::pair<std::string, std::string>> all = {
+      {"NCCL", m.text("nccl")}, {"CUDA", m.text("cuda")}, {"MPI", m.text("mpi")}, {"libfabric", m.text("libfabric")}};
+  const auto used = [&](const std::string& lib) {
+    if (backend == "nccl") return lib == "NCCL" || lib == "CUDA";
+    if (backend == "mpi") return lib == "MPI";
+    if (backend == "libfabric" || backend == "fabric") return lib == "libfabric";
+    return false;
+  };
+  std::string out;
+  for (const auto& [lib, version] : all) {
+    if (version.empty() || used(lib) != own) continue;
+    out += (out.empty() ? "" : ", ") + lib + " " + version;
+  }
+  return out;
+}
+
 std::string render_markdown(const ReportInput& input) {
   std::string out = "## ccbench report\n\n";
   if (!input.generated_at.empty()) out += "Generated " + input.generated_at + ".\n\n";
   const auto labels = display_labels(input.files);
-  out += "| run | instance | nodes × ranks | backend | fabric | NCCL | MPI | status |\n";
+  out += "| run | instance | nodes × ranks | backend | fabric | libraries | also found | status |\n";
   out += "|---|---|---|---|---|---|---|---|\n";
   for (std::size_t f = 0; f < input.files.size(); ++f) {
     const ResultFile& file = input.files[f];
@@ -103,7 +124,7 @@ std::string render_markdown(const ReportInput& input) {
     out += fmt::format("| {} | {} | {} × {} | {} | {} | {} | {} | {} |\n", cell(name), cell(m.text("instance_type")),
                        cell(m.text("nodes")), ranks ? std::to_string(*ranks) : std::string(), cell(m.text("backend")),
                        cell(fmt::format("{} {}", m.text("fabric_path"), m.text("efa_generation"))),
-                       cell(m.text("nccl")), cell(m.text("mpi")), cell(file.run.status));
+                       cell(libraries(m, true)), cell(libraries(m, false)), cell(file.run.status));
   }
   out += "\n";
   for (std::size_t f = 0; f < input.files.size(); ++f) {

@@ -5,10 +5,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_depth.hpp"
 #include "report/report_common.hpp"
 #include "report/svg_chart.hpp"
 
@@ -24,6 +27,44 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> right;  // right-aligned columns
 };
+
+// Names the field of a plan document whose value has the wrong type: "<file>: <at>.<key>: ...".
+struct FieldCheck {
+  const std::string& where;
+
+  [[noreturn]] void fail(const std::string& at, const char* key, const char* expected, const json& got) const {
+    throw ParseError(fmt::format("{}: {}{}{}: expected {}, got {}", where, at, key[0] ? "." : "", key, expected,
+                                 got.dump().substr(0, 40)));
+  }
+  void object(const json& j, const std::string& at) const {
+    if (!j.is_object()) fail(at, "", "an object", j);
+  }
+  void boolean(const json& j, const std::string& at, const char* key) const {
+    if (j.contains(key) && !j[key].is_boolean()) fail(at, key, "true or false", j[key]);
+  }
+  void unsigned_number(const json& j, const std::string& at, const char* key) const {
+    if (j.contains(key) && !j[key].is_number_unsigned()) fail(at, key, "a whole number of 0 or more", j[key]);
+  }
+  void integer(const json& j, const std::string& at, const char* key) const {
+    if (j.contains(key) && !(j[key].is_number_integer() && j[key].get<long long>() >= INT_MIN &&
+                             j[key].get<long long>() <= INT_MAX)) {
+      fail(at, key, "a whole number", j[key]);
+    }
+  }
+  // {"value": v, "lo": l, "hi": h}; a missing or non-numeric part prints as a dash.
+  void interval(const json& j, const std::string& at, const char* key) const {
+    if (j.contains(key) && !j[key].is_object() && !j[key].is_null()) fail(at, key, "an object {value, lo, hi}", j[key]);
+  }
+};
+
+// j[key] for a const object, or null when the key is absent (const operator[] on a missing key is
+// undefined behaviour in nlohmann).
+const json& member(const json& j, const char* key) {
+  static const json null_value;
+  if (!j.is_object()) return null_value;
+  const auto it = j.find(key);
+  return it == j.end() ? null_value : *it;
+}
 
 double num(const json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return kNaN;
@@ -103,7 +144,7 @@ std::vector<Table> tables(const json& plan) {
     if (p.value("from_spec", false)) notes.push_back("from spec");
     if (p.value("extrapolated", false)) notes.push_back("extrapolated");
     if (const int n = p.value("unpriced", 0); n > 0) notes.push_back(fmt::format("{} not priced", n));
-    totals.rows.push_back({str(p, "profile"), ms_interval(p["total_us"]), ms_interval(p["exposed_us"]),
+    totals.rows.push_back({str(p, "profile"), ms_interval(member(p, "total_us")), ms_interval(member(p, "exposed_us")),
                            fmt::format("{}", fmt::join(notes, ", "))});
   }
   out.push_back(std::move(totals));
@@ -118,7 +159,7 @@ std::vector<Table> tables(const json& plan) {
       std::vector<std::string> row{std::to_string(i + 1)};
       for (const auto& p : ps) {
         const json& r = p["rows"][i];
-        std::string cell = r.value("priced", false) ? ms_interval(r["step_us"]) : "not priced";
+        std::string cell = r.value("priced", false) ? ms_interval(member(r, "step_us")) : "not priced";
         if (r.value("priced", false) && r.value("extrapolated", false)) cell += " (extrapolated)";
         row.push_back(std::move(cell));
       }
@@ -151,8 +192,8 @@ std::vector<Table> tables(const json& plan) {
               {"", "change, ms per step (90% interval)", "ratio (90% interval)"},
               {},
               {false, true, true}};
-    mig.rows.push_back({"all collectives", ms_interval(m["delta_total_us"]), ratio_interval(m["ratio_total"])});
-    mig.rows.push_back({"not overlapped", ms_interval(m["delta_exposed_us"]), ratio_interval(m["ratio_exposed"])});
+    mig.rows.push_back({"all collectives", ms_interval(member(m, "delta_total_us")), ratio_interval(member(m, "ratio_total"))});
+    mig.rows.push_back({"not overlapped", ms_interval(member(m, "delta_exposed_us")), ratio_interval(member(m, "ratio_exposed"))});
     out.push_back(std::move(mig));
   }
   return out;
@@ -238,13 +279,63 @@ void check_plan_document(const json& plan, const std::string& where) {
   if (!plan["workload"].is_object()) throw ParseError(fmt::format("{}: workload: expected an object", where));
   if (!plan["collectives"].is_array()) throw ParseError(fmt::format("{}: collectives: expected an array", where));
   if (!plan["profiles"].is_array()) throw ParseError(fmt::format("{}: profiles: expected an array", where));
+  // Every field the tables read with a type, checked here so a hand-edited value is named rather
+  // than surfacing as nlohmann's type_error from deep inside a renderer.
+  const FieldCheck check{where};
+  check.unsigned_number(plan["workload"], "workload", "bucket_bytes");
   const std::size_t n = plan["collectives"].size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& c = plan["collectives"][i];
+    const std::string at = fmt::format("collectives[{}]", i);
+    check.object(c, at);
+    check.unsigned_number(c, at, "bytes");
+    check.boolean(c, at, "overlaps");
+  }
   for (std::size_t i = 0; i < plan["profiles"].size(); ++i) {
     const json& p = plan["profiles"][i];
+    const std::string at = fmt::format("profiles[{}]", i);
     if (!p.is_object() || !p.contains("rows") || !p["rows"].is_array() || p["rows"].size() != n) {
-      throw ParseError(fmt::format("{}: profiles[{}].rows: expected one row per collective ({})", where, i, n));
+      throw ParseError(fmt::format("{}: {}.rows: expected one row per collective ({})", where, at, n));
+    }
+    check.boolean(p, at, "from_spec");
+    check.boolean(p, at, "extrapolated");
+    check.integer(p, at, "unpriced");
+    check.interval(p, at, "total_us");
+    check.interval(p, at, "exposed_us");
+    for (std::size_t r = 0; r < n; ++r) {
+      const json& row = p["rows"][r];
+      const std::string row_at = fmt::format("{}.rows[{}]", at, r);
+      check.object(row, row_at);
+      check.boolean(row, row_at, "priced");
+      check.boolean(row, row_at, "extrapolated");
+      check.interval(row, row_at, "step_us");
     }
   }
+  if (plan.contains("migration")) {
+    const json& m = plan["migration"];
+    check.object(m, "migration");
+    for (const char* key : {"delta_total_us", "ratio_total", "delta_exposed_us", "ratio_exposed"}) {
+      check.interval(m, "migration", key);
+    }
+  }
+}
+
+json load_plan_document(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    text = read_input_file(path);  // refuses a FIFO (a plain open would block on it), a folder, a device
+  } catch (const ParseError& e) {
+    throw ParseError(std::string("--plan ") + e.what());
+  }
+  check_json_depth(text, path.string());
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw ParseError(path.string() + ": malformed JSON (" + e.what() + ")");
+  }
+  check_plan_document(doc, path.string());
+  return doc;
 }
 
 std::string plan_text(const json& plan) {

@@ -3,6 +3,7 @@
 // not depend on the model.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -10,6 +11,9 @@ namespace ccbench::report {
 
 // Throws ParseError "WHERE: KEY: ..." when the document is not a plan this ccbench reads.
 void check_plan_document(const nlohmann::json& plan, const std::string& where);
+// Reads and checks a plan file (`report --plan`): a FIFO, a folder or a device is refused without
+// blocking, nesting is bounded (core/json_depth.hpp), every error is a ParseError naming the file.
+nlohmann::json load_plan_document(const std::filesystem::path& path);
 
 std::string plan_text(const nlohmann::json& plan);
 std::string plan_markdown(const nlohmann::json& plan);

@@ -191,7 +191,7 @@ void flatten_into(const nlohmann::json& value, const std::string& prefix,
     return;
   }
   // hosts, gpus, efa: the count, then per field the distinct values (a few, then "+N more").
-  out.emplace_back(prefix + "[]", fmt::format("{} entries", value.size()));
+  out.emplace_back(prefix + "[]", fmt::format("{} {}", value.size(), value.size() == 1 ? "entry" : "entries"));
   std::vector<std::string> keys;
   for (const auto& item : value) {
     for (const auto& [k, v] : item.items()) {
@@ -204,7 +204,7 @@ void flatten_into(const nlohmann::json& value, const std::string& prefix,
       if (!item.contains(k)) continue;
       const auto& v = item[k];
       // Nested arrays of objects (a host's GPUs) summarise to their count.
-      std::string text = v.is_array() && !v.empty() && v[0].is_object() ? fmt::format("{} entries", v.size())
+      std::string text = v.is_array() && !v.empty() && v[0].is_object() ? fmt::format("{} {}", v.size(), v.size() == 1 ? "entry" : "entries")
                          : v.is_structured()                            ? v.dump()
                                                                         : json_text(v);
       if (std::ranges::find(distinct, text) == distinct.end()) distinct.push_back(std::move(text));

@@ -11,17 +11,22 @@ bool show_progress(const RunConfig& config) {
 }
 
 ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix, std::FILE* table,
-                                 std::FILE* progress)
+                                 std::FILE* progress, bool point_to_point)
     : progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), config.trials),
       trials_(config.trials),
       title_suffix_(std::move(title_suffix)),
       table_(table),
       progress_out_(progress),
       show_progress_(show_progress(config)),
-      groups_(config.groups.kind != groups::Kind::none) {}
+      groups_(config.groups.kind != groups::Kind::none),
+      point_to_point_(point_to_point) {}
 
 void ConsoleReporter::on_op_begin(int trial, Op op) {
-  std::fputs(report::table_header(std::string(name(op)) + title_suffix_, trial, trials_, groups_).c_str(), table_);
+  const std::string title = std::string(name(op)) + title_suffix_;
+  std::fputs((point_to_point_ ? report::p2p_table_header(title, trial, trials_)
+                              : report::table_header(title, trial, trials_, groups_))
+                 .c_str(),
+             table_);
   std::fflush(table_);
 }
 
@@ -32,6 +37,11 @@ void ConsoleReporter::on_result(const ResultRow& row) {
 }
 
 void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
+  if (point_to_point_) {
+    for (const auto& row : rows) std::fputs(report::p2p_table_row(row).c_str(), table_);
+    std::fflush(table_);
+    return;
+  }
   const ResultRow* out_of_place = nullptr;
   const ResultRow* in_place = nullptr;
   for (const auto& row : rows) (row.in_place ? in_place : out_of_place) = &row;

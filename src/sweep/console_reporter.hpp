@@ -15,8 +15,9 @@ namespace ccbench {
 class ConsoleReporter final : public SweepObserver {
  public:
   // `title_suffix` follows the op's name in each block's title (" over shm" for fabric).
+  // `point_to_point`: the transport tests' own table (report::p2p_table_row), not the collective one.
   ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix = "", std::FILE* table = stdout,
-                  std::FILE* progress = stderr);
+                  std::FILE* progress = stderr, bool point_to_point = false);
 
   void on_op_begin(int trial, Op op) override;
   void on_result(const ResultRow& row) override;
@@ -30,6 +31,7 @@ class ConsoleReporter final : public SweepObserver {
   std::FILE* progress_out_;
   bool show_progress_ = false;
   bool groups_ = false;  // --groups: the aggregate busbw columns
+  bool point_to_point_ = false;
 };
 
 // Whether the progress line is shown: --progress always, or auto when stderr is a terminal.

@@ -1,5 +1,7 @@
 #include "sweep/result_writer.hpp"
 
+#include "core/save_or_keep.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,8 +9,37 @@
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
+#include <vector>
 
 namespace ccbench {
+namespace {
+
+// Creates the folders missing above a -J file, naming each; refuses (throws, creating nothing)
+// when the outermost one would sit directly under /: `-J /nonexistent/dir/x.json` is a typo, while
+// `-J results/ci/today/x.json` or `-J /tmp/ci/x.json` are paths a CI script means.
+void create_missing_folders(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  if (missing.empty()) return;
+  const fs::path outer = fs::absolute(missing.back(), ec);
+  if (outer.parent_path() == outer.root_path()) {
+    throw std::runtime_error("folder " + missing.back().string() +
+                             " does not exist (missing folders are created, but not directly under /)");
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!fs::create_directory(*it, ec) && ec) {
+      throw std::system_error(ec, "cannot create the folder " + it->string());
+    }
+    std::fprintf(stderr, "ccbench: -J/--json: created the folder %s\n", it->c_str());
+  }
+}
+
+}  // namespace
 
 ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_path)
     : file_(std::move(header)), path_(json_path) {
@@ -32,13 +63,14 @@ ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_
     throw std::runtime_error("its result stream " + stream.string() + " is a directory");
   }
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
-  if (path_.has_parent_path()) fs::create_directories(dir, ec);
+  create_missing_folders(dir);
   // The atomic write needs a temporary file beside the target: try one.
   std::string probe = (dir / ("." + path_.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(probe.data());
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create a file in " + dir.string());
   ::close(fd);
   ::unlink(probe.c_str());
+  lock_ = StreamLock(stream);
 }
 
 // Caller holds mutex_.
@@ -46,12 +78,29 @@ void ResultWriter::start_files() {
   if (started_ || path_.empty()) return;
   started_ = true;
   write_file_atomically(path_, to_json(file_).dump(1) + "\n");
-  stream_ = std::make_unique<ResultStream>(jsonl_path_for(path_));
+  stream_ = std::make_unique<ResultStream>(std::move(lock_));
+}
+
+// Caller holds mutex_. A folder removed during the run took the stream with it: every later line
+// would go to an unlinked file. Write the stream again where it belongs, with every row so far.
+void ResultWriter::keep_stream_at_path() {
+  if (!stream_ || stream_->still_at_path()) return;
+  const bool folder_gone = path_.has_parent_path() && !std::filesystem::exists(path_.parent_path());
+  try {
+    stream_->recreate(file_.results);
+    std::fprintf(stderr, "ccbench: warning: %s was removed during the run; wrote it again with the %zu results so far\n",
+                 folder_gone ? path_.parent_path().c_str() : stream_->path().c_str(), file_.results.size());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccbench: warning: the result stream %s was removed during the run and cannot be written "
+                 "again: %s (the results are kept in memory until the end)\n", stream_->path().c_str(), e.what());
+    stream_.reset();
+  }
 }
 
 void ResultWriter::append(const ResultRow& row) {
   std::lock_guard lock(mutex_);
   if (finished_) return;
+  keep_stream_at_path();  // before this row joins the rows a re-created stream is written with
   file_.results.push_back(row);
   if (!started_) {
     try {
@@ -105,14 +154,34 @@ bool ResultWriter::finish(const std::string& status, int exit_code, const std::o
     std::fprintf(stderr, "ccbench: no result finished; %s left as it was\n", path_.c_str());
     return false;
   }
-  try {
-    write_file_atomically(path_, to_json(file_).dump(1) + "\n", durable);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccbench: cannot write the result file: %s (finished results are in %s)\n", e.what(),
-                 jsonl_path_for(path_).c_str());
-    return false;
+  return write_final(durable);
+}
+
+// Caller holds mutex_.
+bool ResultWriter::write_final(bool durable) {
+  const SaveOutcome saved = save_or_keep(path_, to_json(file_).dump(1) + "\n", durable);
+  if (saved.written == path_) {
+    if (saved.folder_recreated) {
+      if (stream_) stream_->recreate(file_.results);  // removed with its folder
+      std::fprintf(stderr, "ccbench: warning: the folder %s was removed during the run; created it again and wrote %s\n",
+                   path_.parent_path().c_str(), path_.c_str());
+    }
+    return true;
   }
-  return true;
+  fallback_ = saved.written;
+  if (!fallback_.empty()) {
+    std::fprintf(stderr, "ccbench: cannot write the result file %s: %s; the %zu results were saved to %s instead\n",
+                 path_.c_str(), saved.why.c_str(), file_.results.size(), fallback_.c_str());
+  } else {
+    std::fprintf(stderr, "ccbench: cannot write the result file %s: %s, nor a copy in the working or temporary "
+                 "folder: the %zu results are lost\n", path_.c_str(), saved.why.c_str(), file_.results.size());
+  }
+  return false;
+}
+
+std::filesystem::path ResultWriter::fallback_path() {
+  std::lock_guard lock(mutex_);
+  return fallback_;
 }
 
 }  // namespace ccbench

@@ -266,7 +266,15 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
       "(scripts/launches.sh)\n");
   if (const auto busy = busy_host_note(writer.system())) std::printf("# %s\n", busy->c_str());
   if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
+  if (config_.json_path.empty()) std::printf("# no result file written (-J PATH writes one)\n");
   if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), error->c_str());
+  if (!config_.json_path.empty() && !saved && writer.result_count() > 0) {
+    // Measured but not saved where asked (exit 5 unless the data check already failed).
+    if (const auto kept = writer.fallback_path(); !kept.empty()) {
+      std::printf("# result file: %s (could not write %s)\n", kept.c_str(), config_.json_path.c_str());
+    }
+    return exit == exit_code::ok ? exit_code::not_saved : exit;
+  }
   return exit;
 }
 

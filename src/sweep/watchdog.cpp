@@ -77,7 +77,7 @@ std::string Watchdog::describe() const {
   const auto phase = static_cast<Phase>(phase_.load());
   if (op_ < 0) return fmt::format("{}", name(phase));
   return fmt::format("{} of {} bytes, {}, trial {}, iteration {} ({})", name(static_cast<Op>(op_.load())),
-                     bytes_.load(), in_place_ ? "in-place" : "out-of-place", trial_.load() + 1, iteration_.load(),
+                     bytes_.load(), in_place_ ? "in-place" : "out-of-place", trial_.load() + trial_offset_.load() + 1, iteration_.load(),
                      name(phase));
 }
 

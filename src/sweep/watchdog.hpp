@@ -40,6 +40,9 @@ class Watchdog {
   ~Watchdog();
 
   void set_case(int trial, Op op, std::uint64_t bytes, bool in_place);
+  // Added to the trial set_case is given, in describe(): congestion runs the engine one trial per
+  // phase, so the engine's trial is always 0 while the run is at trial `offset`.
+  void set_trial_offset(int offset) { trial_offset_ = offset; }
   // Starts (or restarts) the clock for one blocking step.
   void arm(Phase phase, std::uint64_t iteration = 0);
   void disarm();
@@ -56,6 +59,7 @@ class Watchdog {
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> deadline_ns_{0};  // steady clock; 0 = disarmed
   std::atomic<int> trial_{-1};
+  std::atomic<int> trial_offset_{0};
   std::atomic<int> op_{-1};
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<bool> in_place_{false};

@@ -3,6 +3,11 @@
 #include <set>
 
 #include "compare/claim.hpp"
+#include "core/error.hpp"
+#include "model/model.hpp"
+#include "model/workload.hpp"
+#include "report/plan_table.hpp"
+#include "screen/hosts.hpp"
 #include "import/import.hpp"
 #include "compare/load.hpp"
 #include "core/result.hpp"
@@ -30,9 +35,36 @@ void import_and_write(importer::Imported (*fn)(const std::filesystem::path&, con
   (void)importer::imported_text(imported.file);
 }
 
+// A model file as predict and plan use it: loaded, then asked one question per fitted layout.
+void model_predict(const std::filesystem::path& path) {
+  const model::Model m = model::Model::load(path);
+  for (const auto& g : m.groups()) {
+    for (std::uint64_t bytes : {std::uint64_t{8}, g.bytes_min, g.bytes_max, std::uint64_t{1} << 30}) {
+      for (int nodes : {1, 2, 32}) {
+        try {
+          (void)m.predict({g.op, bytes, nodes, g.ranks_per_node, g.profile});
+        } catch (const UsageError&) {
+          // the model cannot answer this one: an answer, not a finding
+        }
+      }
+    }
+  }
+}
+
+void plan_render(const std::filesystem::path& path) {
+  const auto plan = report::load_plan_document(path);
+  (void)report::plan_text(plan);
+  (void)report::plan_markdown(plan);
+  (void)report::plan_html_page(plan);
+}
+
+void workload_steps(const std::filesystem::path& path) {
+  (void)model::step_collectives(model::load_workload(path));
+}
+
 const std::set<std::string> kRunFlags = {"ops", "min-bytes", "max-bytes", "iters", "label", "dtype", "trials"};
 
-// Adding a loader (model, workload, screen files...) is one line here plus seeds in its corpus folder.
+// Adding a loader is one line here plus seeds in its corpus folder.
 constexpr Loader kLoaders[] = {
     {"result_json", ".json", [](const auto& p) { (void)load_result_file(p); }},
     {"result_jsonl", ".jsonl", [](const auto& p) { (void)load_result_file(p); }},
@@ -43,6 +75,10 @@ constexpr Loader kLoaders[] = {
     {"nccl_tests_text", ".txt", [](const auto& p) { import_and_write(&importer::import_nccl_tests, p); }},
     {"nccl_tests_json", ".json", [](const auto& p) { import_and_write(&importer::import_nccl_tests, p); }},
     {"osu", ".txt", [](const auto& p) { import_and_write(&importer::import_osu, p); }},
+    {"model", ".json", &model_predict},
+    {"plan", ".json", &plan_render},
+    {"workload", ".yaml", &workload_steps},
+    {"hostfile", ".txt", [](const auto& p) { (void)screen::read_hostfile(p); }},
 };
 
 }  // namespace

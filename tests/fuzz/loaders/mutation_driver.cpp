@@ -275,6 +275,28 @@ void run_one(const Loader& loader, const std::string& data, const fs::path& path
   }
 }
 
+// A seed too large to keep in the repository (JSON nested 10^6 deep is 2 MB), written as lines
+// "repeat N TEXT": TEXT (the rest of the line) N times. Any other line is taken as it is.
+std::string expand_generated_seed(const std::string& spec) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < spec.size()) {
+    const std::size_t nl = spec.find('\n', start);
+    const std::string line = spec.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? spec.size() : nl + 1;
+    std::size_t n = 0;
+    int used = 0;
+    if (std::sscanf(line.c_str(), "repeat %zu %n", &n, &used) == 1 && used > 0 && n <= (1u << 24)) {
+      const std::string text = line.substr(static_cast<std::size_t>(used));
+      out.reserve(out.size() + n * text.size());
+      for (std::size_t i = 0; i < n; ++i) out += text;
+    } else {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> read_corpus(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -285,7 +307,8 @@ std::vector<std::string> read_corpus(const fs::path& dir) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
-    out.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    out.push_back(f.extension() == ".gen" ? expand_generated_seed(text) : std::move(text));
   }
   if (out.empty()) out.emplace_back();
   return out;

@@ -55,7 +55,12 @@ print("  negative control caught:", console_lines(r.stderr)[-1][-100:])
 
 base, cand, local = sample_files(data)
 page = os.path.join(tmp, "report.html")
-r = run([ccbench, "report", "--baseline", base, cand, "--format", "html", "--out", page])
+# Relative names from the data folder: the page (and docs/report-example.png made from it) shows
+# the paths it was given, not the machine's folders.
+r = run([ccbench, "report", "--baseline", os.path.basename(base), os.path.basename(cand), "--format", "html", "--out",
+         page], cwd=data)
+if r.returncode == 0 and os.path.dirname(os.path.abspath(data)) in open(page).read():
+    sys.exit(f"FAILED: the page shows an absolute path under {os.path.dirname(os.path.abspath(data))}")
 if r.returncode != 0:
     sys.exit(f"report failed: {r.stderr}")
 page_all = os.path.join(tmp, "all.html")
