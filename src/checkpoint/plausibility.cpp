@@ -96,11 +96,11 @@ ThroughputLimit fsx_limit(const std::vector<FsxTierRow>& table, std::string_view
 
 std::optional<std::string> plausibility_warning(double measured_gbps, const std::optional<ThroughputLimit>& tier,
                                                 double memory_gbps) {
-  if (tier && tier->ceiling_gbps > 0 && measured_gbps > tier->ceiling_gbps) {
+  if (tier && tier->ceiling_gbps > 0 && measured_gbps > kPlausibilityMargin * tier->ceiling_gbps) {
     return fmt::format("not durable? {:.3g} GB/s is above what the stated tier can carry ({:.3g} GB/s: {})",
                        measured_gbps, tier->ceiling_gbps, tier->source);
   }
-  if (memory_gbps > 0 && measured_gbps > memory_gbps) {
+  if (memory_gbps > 0 && measured_gbps > kPlausibilityMargin * memory_gbps) {
     return fmt::format("not durable? {:.3g} GB/s is above the hosts' memory bandwidth ({:.3g} GB/s measured)",
                        measured_gbps, memory_gbps);
   }

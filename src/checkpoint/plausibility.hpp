@@ -37,6 +37,10 @@ struct ThroughputLimit {
 ThroughputLimit fsx_limit(const std::vector<FsxTierRow>& table, std::string_view deployment, double per_tib,
                           double capacity_tib, Direction direction);
 
+// A measurement counts as above a limit only beyond this factor: a throttle or a published number
+// is not exact to the percent (the emulated tiers measure 0.98-1.01 of their limits).
+inline constexpr double kPlausibilityMargin = 1.10;
+
 // The warning for a measured aggregate throughput, or nullopt when it is plausible: above the
 // tier's ceiling (when stated) or above `memory_gbps` (the hosts' summed memory-copy bandwidth, 0 =
 // unknown). E.g. "not durable? 1.93 GB/s is above what the stated tier can carry (0.052 GB/s: ...)".

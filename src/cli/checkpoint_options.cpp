@@ -64,7 +64,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--keep", opt.keep, "committed steps kept (older ones this tool wrote are removed; 0 = all)")
       ->default_val(0);
   app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
-  app.add_option("--tier-gbps", tier_gbps, "the stated tier's throughput ceiling, GB/s (plausibility)");
+  app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");
   app.add_option("--fsx-deployment", opt.fsx_deployment, "SCRATCH_2 | PERSISTENT_2");
   app.add_option("--fsx-throughput-per-tib", per_tib,
                  "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
@@ -101,7 +101,12 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
     throw UsageError(fmt::format("--phases: '{}' is not write, read or write,read", phases));
   }
   opt.fsync = !no_fsync;
-  if (!tier_gbps.empty()) opt.tier_gbps = positive_flag("--tier-gbps", tier_gbps);
+  if (!tier_gbps.empty()) {
+    const auto comma = tier_gbps.find(',');
+    opt.tier_gbps = positive_flag("--tier-gbps", tier_gbps.substr(0, comma));
+    opt.tier_read_gbps = comma == std::string::npos ? *opt.tier_gbps
+                                                    : positive_flag("--tier-gbps", tier_gbps.substr(comma + 1));
+  }
   const bool fsx = !opt.fsx_deployment.empty() || !per_tib.empty() || !capacity.empty();
   if (fsx) {
     if (opt.fsx_deployment != "SCRATCH_2" && opt.fsx_deployment != "PERSISTENT_2") {

@@ -23,7 +23,8 @@ struct CheckpointOptions {
   bool write = true, read = true;   // --phases (read alone: the newest committed step, as a restart)
   int keep = 0;                     // --keep K (0: keep every step)
   std::string tier;                 // --tier nvme|fsx|... (free text, recorded)
-  std::optional<double> tier_gbps;  // --tier-gbps: the stated tier's ceiling
+  std::optional<double> tier_gbps;       // --tier-gbps W[,R]: the stated tier's write ceiling
+  std::optional<double> tier_read_gbps;  // ... and read ceiling (default: the write one)
   std::string fsx_deployment;       // --fsx-deployment SCRATCH_2|PERSISTENT_2
   double fsx_per_tib = 0;           // --fsx-throughput-per-tib
   double fsx_capacity_tib = 0;      // --fsx-capacity-tib

@@ -61,7 +61,7 @@ known_answer() {
     for op in checkpoint_write checkpoint_read; do
       r=$(ratio "$work/$tier.json" $op $tier)
       echo "$tier $op (O_DIRECT): throughput / limit = $r"
-      in_band "$r" 0.85 1.05 || fail "$tier $op: ratio $r outside 0.85-1.05"
+      in_band "$r" 0.80 1.10 || fail "$tier $op: ratio $r outside 0.80-1.10"
     done
   done
   grep -q '"cache_drop": "o_direct"' "$work/emulated-nvme.json" || fail "O_DIRECT reads not recorded as o_direct"

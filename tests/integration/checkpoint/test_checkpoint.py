@@ -182,10 +182,18 @@ class CheckpointTest(unittest.TestCase):
             p = checkpoint(2, ["--target", fs.path, "--shard-bytes", "1M", "--direct", "-J", self.out])
             self.assertEqual(p.returncode, 0, p.stderr)
             w, _, r = load(self.out)["results"]
-            self.assertFalse(w["direct"])
-            self.assertEqual(w["checkpoint"]["direct_refused"],
-                             "the filesystem refused O_DIRECT (EINVAL): buffered I/O instead")
-            self.assertEqual(r["cache_drop"], "warm")  # tmpfs pages are the data: no rung works
+            if w["direct"]:  # tmpfs takes O_DIRECT since Linux 6.6
+                self.assertIsNone(w["checkpoint"]["direct_refused"])
+                self.assertEqual(r["cache_drop"], "o_direct")
+            else:
+                self.assertEqual(w["checkpoint"]["direct_refused"],
+                                 "the filesystem refused O_DIRECT (EINVAL): buffered I/O instead")
+                self.assertEqual(r["cache_drop"], "warm")  # tmpfs pages are the data: no rung works
+                self.assertIn("warm: no cache drop worked", p.stdout)
+            # Buffered reads on tmpfs: no rung of the ladder works.
+            p = checkpoint(2, ["--target", fs.path, "--shard-bytes", "1M", "-J", self.out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(load(self.out)["results"][2]["cache_drop"], "warm")
             self.assertIn("warm: no cache drop worked", p.stdout)
             self.assertEqual(load(self.out)["config"]["checkpoint"]["target"]["filesystem"], "tmpfs")
         finally:
@@ -254,12 +262,12 @@ class BadInputTest(unittest.TestCase):
         open(cls.file, "w").close()
         cls.workload = os.path.join(cls.dir, "w.yaml")
         with open(cls.workload, "w") as f:
-            f.write("model: {parameters: 1M, layers: 2, hidden: 64}\nsequence_length: 16\nmicro_batch: 1\n"
+            f.write("model: {parameters: 1M, layers: 2, hidden: 64}\ndtype: bf16\nsequence_length: 16\nmicro_batch: 1\n"
                     "parallel: {ranks: 2, ranks_per_node: 2, tp: 1, pp: 1, dp: 2}\nsharding: fsdp\n"
                     "checkpoint:\n  bytes_per_parmeter: 2\n")
         cls.workload4 = os.path.join(cls.dir, "w4.yaml")
         with open(cls.workload4, "w") as f:
-            f.write("model: {parameters: 1M, layers: 2, hidden: 64}\nsequence_length: 16\nmicro_batch: 1\n"
+            f.write("model: {parameters: 1M, layers: 2, hidden: 64}\ndtype: bf16\nsequence_length: 16\nmicro_batch: 1\n"
                     "parallel: {ranks: 4, ranks_per_node: 4, tp: 1, pp: 1, dp: 4}\nsharding: fsdp\n")
 
     @classmethod
@@ -286,7 +294,7 @@ class BadInputTest(unittest.TestCase):
             (ok + ["--layout", "striped"], "--layout: 'striped' is not file-per-rank or shared-file"),
             (ok + ["--phases", "read,write,x"], "--phases: 'read,write,x' is not write, read or write,read"),
             (ok + ["--keep", "-1"], "--keep: -1 must not be negative"),
-            (ok + ["--trials", "0"], "--trials: 0 is out of range"),
+            (ok + ["--trials", "0"], "--trials must be at least 1"),
             (ok + ["-T", "nan"], "-T/--timeout"),
             (ok + ["--tier-gbps", "-1"], "--tier-gbps: -1 must be above 0"),
             (ok + ["--fsx-deployment", "PERSISTENT_1", "--fsx-capacity-tib", "1.2"],
@@ -318,20 +326,6 @@ class BadInputTest(unittest.TestCase):
             self.expect(["--target", fs.path, "--shard-bytes", "1M"], f"--target {fs.path}: is on a read-only mount")
         finally:
             fs.close()
-
-    def test_unwritable_directory(self):
-        if ROOT and shutil.which("setpriv") is None:
-            self.skipTest("root writes anywhere and setpriv is missing")
-        locked = os.path.join(self.dir, "locked")
-        os.makedirs(locked, exist_ok=True)
-        os.chmod(locked, 0o555)
-        base = MPIRUN + ["-np", "1"]
-        cmd = [CCBENCH, "checkpoint", "--target", locked, "--shard-bytes", "1M"]
-        if ROOT:
-            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
-        p = subprocess.run(base + cmd, capture_output=True, text=True, timeout=60, env=env())
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn(f"--target {locked}: is not writable by this user", p.stderr)
 
 
 if __name__ == "__main__":

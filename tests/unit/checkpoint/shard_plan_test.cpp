@@ -66,7 +66,7 @@ TEST(ShardPlan, Llama405bTp8Pp32Dp2OneReplicaWrites) {
 
 TEST(ShardPlan, BytesPerParameterFromTheFile) {
   model::Workload w = model::parse_workload(
-      "model: {parameters: 1B, layers: 2, hidden: 64}\nsequence_length: 16\nmicro_batch: 1\n"
+      "model: {parameters: 1B, layers: 2, hidden: 64}\ndtype: bf16\nsequence_length: 16\nmicro_batch: 1\n"
       "parallel: {ranks: 4, ranks_per_node: 4, tp: 1, pp: 1, dp: 4}\nsharding: fsdp\n"
       "checkpoint: {bytes_per_parameter: 2}\n",
       "t.yaml");
@@ -78,7 +78,7 @@ TEST(ShardPlan, BytesPerParameterFromTheFile) {
 TEST(ShardPlan, WorkloadBadKeyNamesItsLine) {
   try {
     model::parse_workload(
-        "model: {parameters: 1B, layers: 2, hidden: 64}\nsequence_length: 16\nmicro_batch: 1\n"
+        "model: {parameters: 1B, layers: 2, hidden: 64}\ndtype: bf16\nsequence_length: 16\nmicro_batch: 1\n"
         "parallel: {ranks: 4, ranks_per_node: 4, tp: 1, pp: 1, dp: 4}\ncheckpoint:\n  bytes_per_param: 2\n",
         "t.yaml");
     FAIL();

@@ -97,8 +97,12 @@ TEST(PosixStorage, DirectFallsBackWhereRefused) {
   TempDir dir("/dev/shm");
   auto storage = make_storage(dir.path.string());
   auto f = storage->open((dir.path / "d").string(), OpenFor::create_write, {.direct = true});
-  EXPECT_FALSE(f->direct());
-  EXPECT_EQ(f->direct_refused(), "the filesystem refused O_DIRECT (EINVAL): buffered I/O instead");
+  // tmpfs refuses O_DIRECT before Linux 6.6 and takes it since.
+  if (f->direct()) {
+    EXPECT_EQ(f->direct_refused(), "");
+  } else {
+    EXPECT_EQ(f->direct_refused(), "the filesystem refused O_DIRECT (EINVAL): buffered I/O instead");
+  }
   f->close();
 }
 
