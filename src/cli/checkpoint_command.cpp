@@ -393,8 +393,10 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       write_limit = fsx_limit(fsx_table(), opt.fsx_deployment, opt.fsx_per_tib, opt.fsx_capacity_tib, Direction::write);
       read_limit = fsx_limit(fsx_table(), opt.fsx_deployment, opt.fsx_per_tib, opt.fsx_capacity_tib, Direction::read);
     } else if (opt.tier_gbps) {
-      write_limit = read_limit =
-          ThroughputLimit{*opt.tier_gbps, *opt.tier_gbps, fmt::format("--tier-gbps {}", *opt.tier_gbps)};
+      write_limit = ThroughputLimit{*opt.tier_gbps, *opt.tier_gbps, fmt::format("--tier-gbps {}", *opt.tier_gbps)};
+      // The read ceiling is its own figure (W,R); the options default it to the write one.
+      const double read_gbps = opt.tier_read_gbps.value_or(*opt.tier_gbps);
+      read_limit = ThroughputLimit{read_gbps, read_gbps, fmt::format("--tier-gbps read {}", read_gbps)};
     }
   } catch (const UsageError& e) {
     return usage(e.what());

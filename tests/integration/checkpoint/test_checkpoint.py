@@ -134,6 +134,21 @@ class CheckpointTest(unittest.TestCase):
         self.assertNotEqual(c.returncode, 3, c.stdout + c.stderr)
         self.assertIn("not durable?", c.stdout + c.stderr)
 
+    def test_tier_gbps_read_ceiling_is_its_own(self):
+        # --tier-gbps W,R: reads are checked against R, not W (a write ceiling far below the reads
+        # once flagged every correct read "not durable?").
+        p = checkpoint(2, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
+                           "--tier-gbps", "0.000001,100000", "-J", self.out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        f = load(self.out)
+        ck = f["config"]["checkpoint"]
+        self.assertEqual(ck["write_limit"]["baseline_gbps"], 0.000001)
+        self.assertEqual(ck["read_limit"]["baseline_gbps"], 100000)
+        self.assertEqual(ck["read_limit"]["ceiling_gbps"], 100000)
+        rows = {r["op"]: r for r in f["results"]}
+        self.assertTrue((rows["checkpoint_write"].get("plausibility") or "").startswith("not durable? "))
+        self.assertFalse((rows["checkpoint_read"].get("plausibility") or "").startswith("not durable?"))
+
     def test_corrupted_shard_on_restart_read_is_exit_1(self):
         p = checkpoint(2, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
                            "--phases", "write"])
