@@ -19,6 +19,7 @@ inline constexpr MeasuringCommand kMeasuringCommands[] = {
     {"fabric", "libfabric latency and bandwidth between 2 ranks (launch with mpirun -np 2)"},
     {"info", "discovered system as JSON (shell or mpirun)"},
     {"congestion", "congestion impact factor: measured tests alone and beside congestor patterns (mpirun)"},
+    {"checkpoint", "time to a durable checkpoint on a storage tier, write and read back (mpirun or srun)"},
 };
 
 inline constexpr std::string_view kMeasureExecutable = "ccbench-measure";

@@ -54,7 +54,8 @@ SideLink side_link(const Side& side) {
 std::string side_value(const Side& side, const Scope& scope, const std::string& key) {
   std::set<std::string> values;
   // Row-derived keys describe what was measured, so they look at the rows in scope.
-  if (key == "ops" || key == "dtype" || key == "redop" || key == "ranks" || key == "groups") {
+  if (key == "ops" || key == "dtype" || key == "redop" || key == "ranks" || key == "groups" || key == "durable" ||
+      key == "cache") {
     for (const auto& f : side.files) {
       for (const auto& r : f.results) {
         if (!scope.contains(r.op, r.bytes)) continue;
@@ -63,6 +64,8 @@ std::string side_value(const Side& side, const Scope& scope, const std::string& 
         if (key == "redop") values.insert(r.redop);
         if (key == "ranks") values.insert(std::to_string(r.ranks));
         if (key == "groups") values.insert(row_groups(r));
+        if (key == "durable" && !row_durable(r).empty()) values.insert(row_durable(r));
+        if (key == "cache" && !row_cache(r).empty()) values.insert(row_cache(r));
       }
     }
     return join_set(values);
@@ -114,6 +117,19 @@ MetadataReport check_metadata(const Side& baseline, const Side& candidate, const
     } else {
       r.mismatches.push_back(key);
     }
+  }
+  // `ccbench checkpoint` rows whose throughput was above what their tier can carry ("not durable?").
+  for (const auto* side : {&baseline, &candidate}) {
+    std::size_t flagged = 0;
+    std::string first;
+    for (const auto& f : side->files) {
+      for (const auto& row : f.results) {
+        const auto p = row.extra.find("plausibility");
+        if (!scope.contains(row.op, row.bytes) || p == row.extra.end() || !p->is_string()) continue;
+        if (flagged++ == 0) first = fmt::format("{} trial {}: {}", row.op, row.trial, p->get<std::string>());
+      }
+    }
+    if (flagged > 0) r.warnings.push_back(fmt::format("{}: {} row(s) flagged, e.g. {}", side->name, flagged, first));
   }
   // Link rates (for normalisation): a side whose files disagree has no one rate, and says so.
   for (const auto& [side, gbps, disagreement] :

@@ -17,6 +17,10 @@ enum class Op : std::uint8_t {
   fabric_bibw,
   fabric_write,
   fabric_read,
+  // `ccbench checkpoint`: one trial's phases on a storage tier (bus factor 1).
+  checkpoint_write,
+  checkpoint_read,
+  checkpoint_commit,
 };
 
 enum class DType : std::uint8_t {

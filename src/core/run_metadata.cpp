@@ -16,7 +16,7 @@ namespace r = meta_role;
 constexpr unsigned kDiffer = r::expected_to_differ;
 constexpr unsigned kClaim = r::claim_requirement;
 
-constexpr std::array<MetadataKey, 24> kKeys{{
+constexpr std::array<MetadataKey, 26> kKeys{{
     // Must match for a comparison to mean anything (also the spellings --allow-mismatch accepts).
     {"ops", "results[].op", r::must_match | r::per_row, ""},
     {"dtype", "results[].dtype", r::must_match | r::per_row, ""},
@@ -24,6 +24,10 @@ constexpr std::array<MetadataKey, 24> kKeys{{
     {"ranks", "results[].ranks", r::must_match | r::per_row, ""},
     // --groups: concurrent groups' rows are never pooled with, or compared to, a lone communicator's.
     {"groups", "results[].groups.spec", r::must_match | r::per_row, ""},
+    // `ccbench checkpoint`: a --no-fsync row is never set against a durable one, nor a warm read
+    // (no cache drop worked) against a cold one.
+    {"durable", "results[].durable", r::must_match | r::per_row, ""},
+    {"cache", "results[].cache_drop", r::must_match | r::per_row, ""},
     {"ranks_per_node", "system.ranks_per_node", r::must_match, ""},
     {"timing", "config.timing", r::must_match, ""},
     {"iteration_policy", "config.iters", r::must_match, ""},
@@ -208,6 +212,18 @@ std::string row_groups(const ResultRow& row) {
   const auto spec = g->find("spec");
   if (spec == g->end() || !spec->is_string() || spec->get<std::string>().empty()) return "none";
   return spec->get<std::string>();
+}
+
+std::string row_durable(const ResultRow& row) {
+  const auto d = row.extra.find("durable");
+  if (d == row.extra.end() || !d->is_boolean()) return "";
+  return d->get<bool>() ? "true" : "false";
+}
+
+std::string row_cache(const ResultRow& row) {
+  const auto c = row.extra.find("cache_drop");
+  if (c == row.extra.end() || !c->is_string()) return "";
+  return c->get<std::string>() == "warm" ? "warm" : "cold";
 }
 
 void record_fabric(ResultFile& file, const FabricRecord& f) {

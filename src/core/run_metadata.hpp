@@ -73,6 +73,12 @@ std::string metadata_text(const nlohmann::json& value);
 // rank (no `groups` field: every file before groups, imports). The per-row must-match key `groups`.
 std::string row_groups(const ResultRow& row);
 
+// `ccbench checkpoint` rows: "true"/"false" (durable: fsync'd or --no-fsync), and "cold"/"warm" (a
+// read after a cache drop, or one where none worked); "" for rows that do not say (every other op).
+// The per-row must-match keys `durable` and `cache`.
+std::string row_durable(const ResultRow& row);
+std::string row_cache(const ResultRow& row);
+
 // What the fabric section of a new result file says.
 struct FabricRecord {
   std::string path;                       // shm, nvlink, efa, tcp, network, ...; "" = unknown

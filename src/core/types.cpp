@@ -20,6 +20,9 @@ constexpr std::array kOps = {
     OpInfo{Op::fabric_bibw, "fabric_bibw", false, false},
     OpInfo{Op::fabric_write, "fabric_write", false, false},
     OpInfo{Op::fabric_read, "fabric_read", false, false},
+    OpInfo{Op::checkpoint_write, "checkpoint_write", false, false},
+    OpInfo{Op::checkpoint_read, "checkpoint_read", false, false},
+    OpInfo{Op::checkpoint_commit, "checkpoint_commit", false, false},
 };
 
 constexpr std::array kDTypes = {

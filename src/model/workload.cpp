@@ -192,7 +192,7 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
   try {
     r.only_keys(root, "",
                 {"name", "model", "dtype", "grad_dtype", "sequence_length", "micro_batch", "micro_batches", "parallel",
-                 "sharding", "shard_group", "bucket"});
+                 "sharding", "shard_group", "bucket", "checkpoint"});
     w.name = root["name"] ? r.scalar(root["name"], "name") : std::filesystem::path(source).stem().string();
 
     const YAML::Node model = r.need(root, "", "model");
@@ -290,6 +290,16 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
         r.fail(root["bucket"], fmt::format("bucket: {}", e.what()));
       }
       if (w.bucket_bytes == 0) r.fail(root["bucket"], "bucket: must be above 0 bytes");
+    }
+    // `ccbench checkpoint` (docs/checkpoint.md): bytes a parameter takes in a checkpoint.
+    if (const YAML::Node ckpt = root["checkpoint"]) {
+      r.only_keys(ckpt, "checkpoint", {"bytes_per_parameter"});
+      if (ckpt["bytes_per_parameter"]) {
+        w.checkpoint_bytes_per_parameter = r.count(ckpt["bytes_per_parameter"], "checkpoint.bytes_per_parameter");
+        if (!(w.checkpoint_bytes_per_parameter > 0) || w.checkpoint_bytes_per_parameter > 1024) {
+          r.fail(ckpt["bytes_per_parameter"], "checkpoint.bytes_per_parameter: must be above 0 and at most 1024");
+        }
+      }
     }
   } catch (const YAML::Exception& e) {
     throw ParseError(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));

@@ -49,6 +49,9 @@ struct Workload {
   Sharding sharding = Sharding::none;
   int shard_group = 0;  // FSDP/ZeRO-3 shard group size (0: dp, i.e. full shard)
   std::uint64_t bucket_bytes = 25ULL << 20;
+  // Checkpoint bytes per parameter (`checkpoint.bytes_per_parameter`): bf16 weights (2) plus the fp32
+  // master copy, Adam m and v (4 + 4 + 4) by default. Read by `ccbench checkpoint` only.
+  double checkpoint_bytes_per_parameter = 14.0;
 
   int nodes() const { return ranks / ranks_per_node; }
 };

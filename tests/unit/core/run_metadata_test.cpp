@@ -69,8 +69,8 @@ TEST(RunMetadata, AbsentAndMalformedValuesAreAbsent) {
 TEST(RunMetadata, OneTableOfKeys) {
   const auto must = metadata_key_names(meta_role::must_match);
   EXPECT_EQ(std::vector<std::string_view>(must.begin(), must.end()),
-            (std::vector<std::string_view>{"ops", "dtype", "redop", "ranks", "groups", "ranks_per_node", "timing",
-                                           "iteration_policy", "schema_version"}));
+            (std::vector<std::string_view>{"ops", "dtype", "redop", "ranks", "groups", "durable", "cache",
+                                           "ranks_per_node", "timing", "iteration_policy", "schema_version"}));
   const auto claim = metadata_key_names(meta_role::claim_requirement);
   EXPECT_EQ(claim, (std::vector<std::string_view>{"instance_type", "efa_generation", "link_gbps", "fabric_path",
                                                   "provider", "backend", "gpu"}));

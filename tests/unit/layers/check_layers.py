@@ -18,6 +18,7 @@ NODES = {
     "model": "model/",
     "screen": "screen/",
     "congestion": "congestion/",
+    "checkpoint": "checkpoint/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
     "backends/mpi": "backends/mpi/",
     "backends/nccl": "backends/nccl/",
@@ -39,6 +40,7 @@ ALLOWED = {
     "model": {"core", "system"},
     "screen": {"core", "system", "compare", "import", "report", "model"},
     "congestion": {"core", "compare"},
+    "checkpoint": {"core", "model"},
     "backends": {"core", "channel"},
     "backends/mpi": {"backends", "core", "system", "channel"},
     "backends/nccl": {"backends", "core", "system", "channel"},

@@ -1,0 +1,659 @@
+// `ccbench checkpoint` (docs/checkpoint.md): time to a durable checkpoint. Every writing rank writes
+// its shard (open, write every transfer, fsync, close, each timed) after a barrier, then rank 0 (or
+// each host's first rank, when the target is node-local) commits the step: a manifest, the rename
+// of the partial step directory into place and an fsync of the parent. After a cache drop (the
+// first rung of the ladder that works, recorded) every shard is read back and verified. The pure
+// parts are src/checkpoint/; this file runs them over MPI with the sweep's watchdog, result writer
+// and ending ladder.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "checkpoint/durable_time.hpp"
+#include "checkpoint/plausibility.hpp"
+#include "checkpoint/shard_data.hpp"
+#include "checkpoint/shard_plan.hpp"
+#include "checkpoint/step_dirs.hpp"
+#include "checkpoint/storage.hpp"
+#include "checkpoint/target_facts.hpp"
+#include "cli/checkpoint_options.hpp"
+#include "cli/checkpoint_rows.hpp"
+#include "cli/command.hpp"
+#include "cli/measuring_commands.hpp"
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+#include "model/workload.hpp"
+#include "sweep/mpi_channel.hpp"
+#include "sweep/peer_table.hpp"
+#include "sweep/result_writer.hpp"
+#include "sweep/run_ending.hpp"
+#include "sweep/watchdog.hpp"
+#include "system/host_info.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ccbench::checkpoint;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kCommand = "ccbench checkpoint";
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The rungs of the cache-drop ladder, weakest last: the phase's method is the weakest any rank got.
+enum class CacheDrop : int { o_direct, drop_caches, fadvise, other_node, warm };
+constexpr const char* kCacheDropNames[] = {"o_direct", "drop_caches", "fadvise", "other_node", "warm"};
+
+struct World {
+  explicit World(MpiChannel& channel) : ch(channel) {}
+  MpiChannel& ch;
+  int rank = 0;
+  int size = 1;
+  std::vector<std::string> hosts;  // every rank's host, on every rank
+  int nodes = 1;
+  bool leader = false;      // commits on this rank's host (rank 0, or the first rank of a host when node-local)
+  bool node_local = false;  // the target is not one directory seen by every rank
+};
+
+std::vector<std::string> all_hosts(MpiChannel& ch) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string joined;
+  for (const auto& h : ch.gather_to_root(host)) joined += h + "\n";
+  joined = ch.broadcast(joined);
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start < joined.size();) {
+    const auto nl = joined.find('\n', start);
+    out.push_back(joined.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+// The data of a rank that holds no shard (never read: it writes nothing).
+const ShardData& no_shard() {
+  static const ShardData none(0, 0, 0, 4096, 4096);
+  return none;
+}
+
+// One rank's phase of a trial (write or read) and what went wrong in it.
+struct PhaseRun {
+  RankPhases times;
+  std::string error;     // a storage error: the trial failed
+  std::string mismatch;  // a shard read back wrong
+  std::string direct_refused;
+  bool direct = false;
+};
+
+std::string phases_json(const PhaseRun& r) {
+  const RankPhases& t = r.times;
+  return nlohmann::json{{"rank", t.rank},     {"host", t.host},   {"writes", t.writes},   {"start_s", t.start_s},
+                        {"open_s", t.open_s}, {"io_s", t.io_s},   {"fsync_s", t.fsync_s}, {"close_s", t.close_s},
+                        {"end_s", t.end_s},   {"bytes", t.bytes}, {"direct", r.direct}}
+      .dump();
+}
+
+RankPhases phases_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  RankPhases t;
+  t.rank = j["rank"];
+  t.host = j["host"];
+  t.writes = j["writes"];
+  t.start_s = j["start_s"];
+  t.open_s = j["open_s"];
+  t.io_s = j["io_s"];
+  t.fsync_s = j["fsync_s"];
+  t.close_s = j["close_s"];
+  t.end_s = j["end_s"];
+  t.bytes = j["bytes"];
+  return t;
+}
+
+struct Run {
+  World& w;
+  const RunConfig& config;
+  const CheckpointOptions& opt;
+  const ShardPlan& plan;
+  Storage& storage;
+  Watchdog& watchdog;
+  std::string run_id;
+  int writer = -1;  // this rank's writer index
+
+  std::string file_of(const std::string& dir, int writer_index) const {
+    return (fs::path(dir) /
+            (opt.layout == CheckpointLayout::shared_file ? std::string(kSharedFileName) : shard_name(writer_index)))
+        .string();
+  }
+  std::uint64_t offset_of(int writer_index) const {
+    return opt.layout == CheckpointLayout::shared_file ? plan.shard_bytes * static_cast<std::uint64_t>(writer_index)
+                                                       : 0;
+  }
+
+  // Writes (or reads and verifies) this rank's shard in `dir`; the times are since `t0`.
+  PhaseRun write_shard(const std::string& dir, const ShardData& data, Clock::time_point t0) {
+    PhaseRun r;
+    r.times.rank = w.rank;
+    r.times.host = w.hosts[static_cast<std::size_t>(w.rank)];
+    r.times.writes = writer >= 0;
+    if (writer < 0) return r;
+    const std::string path = file_of(dir, writer);
+    const std::uint64_t base = offset_of(writer);
+    try {
+      r.times.start_s = seconds_since(t0);
+      auto t = Clock::now();
+      const OpenFor mode =
+          opt.layout == CheckpointLayout::shared_file ? OpenFor::write_existing : OpenFor::create_write;
+      auto file = storage.open(path, mode, {.direct = opt.direct});
+      r.direct = file->direct();
+      r.direct_refused = file->direct_refused();
+      r.times.open_s = seconds_since(t);
+      t = Clock::now();
+      for (std::uint64_t off = 0; off < plan.shard_bytes; off += opt.transfer_bytes) {
+        const std::size_t n = static_cast<std::size_t>(std::min(opt.transfer_bytes, plan.shard_bytes - off));
+        file->write_at(data.at(off, n).data(), n, base + off);
+      }
+      r.times.io_s = seconds_since(t);
+      if (opt.fsync) {
+        t = Clock::now();
+        file->sync();
+        r.times.fsync_s = seconds_since(t);
+      }
+      t = Clock::now();
+      file->close();
+      r.times.close_s = seconds_since(t);
+      r.times.end_s = seconds_since(t0);
+      r.times.bytes = plan.shard_bytes;
+    } catch (const StorageError& e) {
+      r.error = e.what();
+    }
+    return r;
+  }
+
+  PhaseRun read_shard(const std::string& dir, int shard_writer, const ShardData& data, Clock::time_point t0) {
+    PhaseRun r;
+    r.times.rank = w.rank;
+    r.times.host = w.hosts[static_cast<std::size_t>(w.rank)];
+    r.times.writes = writer >= 0;
+    if (writer < 0) return r;
+    const std::string path = file_of(dir, shard_writer);
+    const std::uint64_t base = offset_of(shard_writer);
+    double verify_s = 0;
+    try {
+      AlignedBuffer buffer = AlignedBuffer::allocate(static_cast<std::size_t>(opt.transfer_bytes));
+      r.times.start_s = seconds_since(t0);
+      auto t = Clock::now();
+      auto file = storage.open(path, OpenFor::read, {.direct = opt.direct});
+      r.direct = file->direct();
+      r.direct_refused = file->direct_refused();
+      r.times.open_s = seconds_since(t);
+      t = Clock::now();
+      for (std::uint64_t off = 0; off < plan.shard_bytes; off += opt.transfer_bytes) {
+        const std::size_t n = static_cast<std::size_t>(std::min(opt.transfer_bytes, plan.shard_bytes - off));
+        file->read_at(buffer.get(), n, base + off);
+        // Verification is not storage time: it is measured and taken out of the phase.
+        const auto v = Clock::now();
+        if (r.mismatch.empty()) {
+          if (const auto bad = data.first_mismatch(off, {buffer.get(), n})) {
+            r.mismatch = fmt::format("rank {}: {} at offset {}: the shard read back wrong (shard of rank {})", w.rank,
+                                     path, base + *bad, shard_writer);
+          }
+        }
+        verify_s += seconds_since(v);
+      }
+      r.times.io_s = seconds_since(t) - verify_s;
+      t = Clock::now();
+      file->close();
+      r.times.close_s = seconds_since(t);
+      r.times.end_s = seconds_since(t0) - verify_s;
+      r.times.bytes = plan.shard_bytes;
+    } catch (const StorageError& e) {
+      r.error = e.what();
+    }
+    return r;
+  }
+};
+
+// The hosts' memory-copy bandwidth, GB/s summed over ranks copying at once (the plausibility
+// bound for a tier that is really the page cache). Before the first trial, outside any timing.
+double memory_gbps(MpiChannel& ch) {
+  constexpr std::size_t kBytes = 32ULL << 20;
+  AlignedBuffer a = AlignedBuffer::allocate(kBytes), b = AlignedBuffer::allocate(kBytes);
+  std::memset(a.get(), 1, kBytes);
+  std::memset(b.get(), 2, kBytes);
+  ch.barrier();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 4; ++i) std::memcpy(b.get(), a.get(), kBytes);
+  const double slowest = ch.max_all(seconds_since(t0));
+  return slowest > 0 ? 4.0 * kBytes * ch.size() / slowest / 1e9 : 0.0;
+}
+
+// The first rung of the cache-drop ladder that works for this rank's shard; the weakest over ranks.
+CacheDrop drop_cache(World& w, Storage& storage, const std::string& file, bool reads_direct, bool& other_node) {
+  int mine = static_cast<int>(CacheDrop::warm);
+  other_node = false;
+  if (reads_direct) {
+    mine = static_cast<int>(CacheDrop::o_direct);
+  } else {
+    bool dropped = false;
+    if (w.ch.local_rank() == 0 && ::geteuid() == 0) {
+      ::sync();
+      std::ofstream out("/proc/sys/vm/drop_caches");
+      out << "1\n";
+      out.flush();
+      dropped = static_cast<bool>(out);
+    }
+    dropped = w.ch.max_all(dropped ? 1.0 : 0.0) > 0;
+    w.ch.barrier();
+    const Eviction e = file.empty() ? Eviction{true, "fadvise", ""} : storage.evict(file);
+    if (e.evicted)
+      mine = static_cast<int>(dropped ? CacheDrop::drop_caches : CacheDrop::fadvise);
+    else if (w.nodes > 1 && !w.node_local) {
+      other_node = true;  // IOR's -C: read a shard this node's cache never held
+      mine = static_cast<int>(CacheDrop::other_node);
+    }
+  }
+  return static_cast<CacheDrop>(static_cast<int>(w.ch.max_all(mine)));
+}
+
+std::string describe_plan(const ShardPlan& plan, const CheckpointOptions& opt, const std::string& fstype) {
+  return fmt::format("# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}",
+                     plan.writers, plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule,
+                     name(opt.layout), opt.target, fstype, format_bytes(opt.transfer_bytes),
+                     opt.direct ? "O_DIRECT" : "buffered",
+                     opt.fsync ? " + fsync" : ", NO fsync (--no-fsync: not durable)");
+}
+
+struct ReadOnlyStep {
+  std::string path, name;
+  int trial = 0;
+  std::uint32_t seed = 0;
+};
+
+// The newest committed step under `target` and how it was written (its manifest), checked against
+// the plan. Throws UsageError naming --phases read.
+ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan) {
+  const auto steps = committed_steps(target);
+  if (steps.empty()) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
+  ReadOnlyStep out;
+  out.path = steps.back();
+  out.name = fs::path(out.path).filename().string();
+  nlohmann::json m;
+  try {
+    std::ifstream in(fs::path(out.path) / kManifestName);
+    m = nlohmann::json::parse(in);
+    out.trial = m.at("trial").get<int>();
+    out.seed = m.at("seed").get<std::uint32_t>();
+    const auto shard = m.at("shard_bytes").get<std::uint64_t>();
+    const auto writers = m.at("shards").size();
+    if (shard != plan.shard_bytes || writers != static_cast<std::size_t>(plan.writers)) {
+      throw UsageError(fmt::format("--phases read: {} holds {} shards of {} bytes, this plan {} of {}", out.path,
+                                   writers, shard, plan.writers, plan.shard_bytes));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("--phases read: {}/{}: {}", out.path, kManifestName, e.what()));
+  }
+  return out;
+}
+
+int checkpoint_main(int argc, char** argv);
+
+const bool registered = register_command({"checkpoint", measuring_summary("checkpoint"), &checkpoint_main});
+
+// Set up, trials, ending. Every channel object is gone before the caller's MPI_Finalize.
+int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, CheckpointOptions& opt) {
+  World w(ch);
+  w.rank = ch.rank();
+  w.size = ch.size();
+  const auto usage = [&](const std::string& message) {
+    if (ch.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
+    return exit_code::usage;
+  };
+  w.hosts = all_hosts(ch);
+  {
+    std::vector<std::string> seen;
+    for (const auto& h : w.hosts)
+      if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+    w.nodes = static_cast<int>(seen.size());
+  }
+
+  // Set-up errors are agreed on: every rank checks what it can see (its own mount of the target).
+  std::unique_ptr<Storage> storage;
+  ShardPlan plan;
+  std::string error;
+  try {
+    storage = make_storage(opt.target);
+    if (const TargetCheck c = check_target(opt.target); !c.error.empty()) {
+      throw UsageError(fmt::format("--target {}: {}", opt.target, c.error));
+    }
+    if (!opt.workload.empty()) {
+      model::Workload wl;
+      try {
+        wl = model::load_workload(opt.workload);
+      } catch (const ParseError& e) {
+        throw UsageError(fmt::format("--workload: {}", e.what()));
+      }
+      plan = plan_from_workload(wl);
+      if (plan.ranks != w.size) {
+        throw UsageError(fmt::format("--workload {}: the workload has {} ranks (parallel.ranks) but {} were launched",
+                                     opt.workload, plan.ranks, w.size));
+      }
+    } else {
+      plan = plan_from_shard_bytes(opt.shard_bytes, w.size);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (auto failed = ch.agree_on_error(error)) return usage(*failed);
+
+  // Shared or node-local: rank 0 makes a probe file that every rank looks for.
+  const std::string probe = (fs::path(opt.target) / fmt::format(".ccbench-probe-{}", ::getpid())).string();
+  std::string run_id = fmt::format("{}", ::getpid());
+  run_id = ch.broadcast(run_id);
+  if (ch.is_root()) std::ofstream(probe).put('\n');
+  ch.barrier();
+  std::error_code ec;
+  const bool sees = fs::exists(fmt::format("{}/.ccbench-probe-{}", opt.target, run_id), ec);
+  w.node_local = ch.max_all(sees ? 0.0 : 1.0) > 0;
+  ch.barrier();
+  if (ch.is_root()) fs::remove(probe, ec);
+  w.leader = w.node_local ? ch.local_rank() == 0 : w.rank == 0;
+
+  // Free space: the new step must fit before anything is written (each leader checks its mount).
+  {
+    std::string space_error;
+    if (w.leader && opt.write) {
+      std::uint64_t here = 0;  // bytes this leader's mount receives
+      for (int r = 0; r < w.size; ++r) {
+        if (!plan.writes(r)) continue;
+        if (!w.node_local || w.hosts[static_cast<std::size_t>(r)] == w.hosts[static_cast<std::size_t>(w.rank)])
+          here += plan.shard_bytes;
+      }
+      const std::uint64_t free = check_target(opt.target).free_bytes;
+      const std::uint64_t need = here + here / 100 + (1ULL << 20);  // 1% and 1 MiB for metadata
+      if (free < need) {
+        space_error = fmt::format("--target {}: {} free, the checkpoint needs {} (nothing written)", opt.target,
+                                  format_bytes(free), format_bytes(need));
+      }
+    }
+    if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
+  }
+  std::optional<ThroughputLimit> write_limit, read_limit;
+  try {
+    if (!opt.fsx_deployment.empty()) {
+      write_limit = fsx_limit(fsx_table(), opt.fsx_deployment, opt.fsx_per_tib, opt.fsx_capacity_tib, Direction::write);
+      read_limit = fsx_limit(fsx_table(), opt.fsx_deployment, opt.fsx_per_tib, opt.fsx_capacity_tib, Direction::read);
+    } else if (opt.tier_gbps) {
+      write_limit = ThroughputLimit{*opt.tier_gbps, *opt.tier_gbps, fmt::format("--tier-gbps {}", *opt.tier_gbps)};
+      // The read ceiling is its own figure (W,R); the options default it to the write one.
+      const double read_gbps = opt.tier_read_gbps.value_or(*opt.tier_gbps);
+      read_limit = ThroughputLimit{read_gbps, read_gbps, fmt::format("--tier-gbps read {}", read_gbps)};
+    }
+  } catch (const UsageError& e) {
+    return usage(e.what());
+  }
+
+  // --phases read: the newest committed step, read as a restart would (its manifest says how it
+  // was written; a plan that does not match it is exit 2).
+  ReadOnlyStep restart;
+  if (!opt.write) {
+    std::string step_error;
+    if (ch.is_root()) {
+      try {
+        restart = find_restart_step(opt.target, plan);
+      } catch (const UsageError& e) {
+        step_error = e.what();
+      }
+    }
+    if (auto failed = ch.agree_on_error(step_error)) return usage(*failed);
+    restart.path = ch.broadcast(restart.path);
+    restart.name = ch.broadcast(restart.name);
+    restart.trial = ch.broadcast(restart.trial);
+    restart.seed = static_cast<std::uint32_t>(ch.broadcast(static_cast<double>(restart.seed)));
+  }
+
+  const PeerTable peers = PeerTable::exchange(ch);
+  const double mem_gbps = memory_gbps(ch);
+  const std::uint64_t ram = host_memory_bytes();
+  const std::string ram_json = ch.broadcast(nlohmann::json(ch.gather_to_root(std::to_string(ram))).dump());
+  const std::string fstype = filesystem_type(opt.target);
+
+  std::unique_ptr<ResultWriter> writer;
+  std::string output_error;
+  CheckpointHeader header_info{plan,     opt,          config,      describe_target(opt.target),
+                               mem_gbps, w.node_local, write_limit, read_limit};
+  if (ch.is_root()) {
+    try {
+      ResultFile header =
+          checkpoint_header(header_info, ch.size(), w.hosts, nlohmann::json::parse(ram_json), argc, argv);
+      writer = std::make_unique<ResultWriter>(header, config.json_path);
+    } catch (const std::exception& e) {
+      output_error = fmt::format("-J/--json {}: {}", config.json_path, e.what());
+    }
+  }
+  if (const std::string e = ch.broadcast(output_error); !e.empty()) return usage(e);
+
+  Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) {
+    end_run(kCommand, event, w.rank, writer.get(), peers, nullptr);
+  });
+  Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
+
+  if (ch.is_root()) {
+    std::printf("%s\n", describe_plan(plan, opt, fstype).c_str());
+    if (w.node_local) std::printf("# the target is node-local: each host's first rank commits its own step\n");
+    for (const auto& stale : fs::directory_iterator(opt.target, ec)) {
+      const std::string n = stale.path().filename().string();
+      if (n.rfind(".step-", 0) == 0 && n.find(".partial-") != std::string::npos)
+        std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
+                    stale.path().c_str());
+    }
+    if (ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
+      std::printf("# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
+                  static_cast<double>(ram) / 1073741824.0);
+    std::printf("%s\n", checkpoint_table_header().c_str());
+    std::fflush(stdout);
+  }
+
+  int exit = exit_code::ok;
+  std::string final_error;
+  std::size_t wrong_shards = 0;
+  try {
+    for (int trial = 0; trial < config.trials; ++trial) {
+      const int step = ch.broadcast(ch.is_root() ? last_step(opt.target) + 1 : 0);
+      std::string committed = restart.path, step_label = restart.name;
+      const std::uint32_t seed = opt.write ? config.seed : restart.seed;
+      const int data_trial = opt.write ? trial : restart.trial;
+      // Data first: generated outside the timed region.
+      std::optional<ShardData> data;
+      if (run.writer >= 0) data.emplace(seed, data_trial, run.writer, plan.shard_bytes, opt.transfer_bytes);
+      bool direct_all = opt.direct;
+      if (opt.write) {
+        const std::string partial = (fs::path(opt.target) / partial_name(step, run_id)).string();
+        committed = (fs::path(opt.target) / step_name(step)).string();
+        step_label = step_name(step);
+        std::string setup_error;
+        watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
+        watchdog.arm(Phase::setup);
+        if (w.leader) {
+          try {
+            storage->make_dir(partial);
+            if (opt.layout == CheckpointLayout::shared_file)
+              storage->open((fs::path(partial) / kSharedFileName).string(), OpenFor::create_write, {})->close();
+          } catch (const StorageError& e) {
+            setup_error = e.what();
+          }
+        }
+        if (auto failed = ch.agree_on_error(setup_error)) throw std::runtime_error(*failed);
+
+        // Write phase.
+        watchdog.arm(Phase::sample);
+        ch.barrier();
+        const auto t0 = Clock::now();
+        PhaseRun wr = run.write_shard(partial, data ? *data : no_shard(), t0);
+        if (auto failed = ch.agree_on_error(wr.error)) {
+          if (w.leader) storage->remove_tree(partial);
+          final_error = fmt::format("trial {} failed, its partial step {} removed: {}", trial, partial, *failed);
+          exit = exit_code::usage;
+          break;
+        }
+        // Commit: the manifest, the rename into place, the parent's fsync.
+        double commit_s = 0;
+        std::string commit_error;
+        if (w.leader) {
+          const auto c0 = Clock::now();
+          try {
+            const std::string manifest = checkpoint_manifest(header_info, step, trial, run_id);
+            auto f = storage->open((fs::path(partial) / kManifestName).string(), OpenFor::create_write, {});
+            f->write_at(manifest.data(), manifest.size(), 0);
+            f->sync();
+            f->close();
+            storage->sync_dir(partial);
+            storage->rename(partial, committed);
+            storage->sync_dir(opt.target);
+          } catch (const StorageError& e) {
+            commit_error = e.what();
+          }
+          commit_s = seconds_since(c0);
+        }
+        if (auto failed = ch.agree_on_error(commit_error)) {
+          if (w.leader) storage->remove_tree(partial);
+          final_error = fmt::format("trial {}: the commit failed, its partial step removed: {}", trial, *failed);
+          exit = exit_code::usage;
+          break;
+        }
+        commit_s = ch.max_all(commit_s);
+        const auto write_phases = ch.gather_to_root(phases_json(wr));
+        direct_all = ch.max_all(wr.direct || run.writer < 0 ? 0.0 : 1.0) == 0;
+        watchdog.arm(Phase::aggregate);
+        if (ch.is_root()) {
+          std::vector<RankPhases> ranks;
+          for (const auto& p : write_phases) ranks.push_back(phases_from_json(p));
+          PhaseRows rows =
+              checkpoint_write_rows(header_info, ranks, commit_s, trial, step_label, direct_all, wr.direct_refused);
+          for (const auto& row : rows.rows) writer->append(row);
+          std::printf("%s", rows.table.c_str());
+          std::fflush(stdout);
+        }
+        // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier.
+        if (w.leader && opt.keep > 0) {
+          for (const auto& old : steps_to_remove(committed_steps(opt.target), opt.keep)) storage->remove_tree(old);
+        }
+      }
+      if (opt.read) {
+        watchdog.set_case(trial, Op::checkpoint_read, plan.bytes(), false);
+        watchdog.arm(Phase::setup);
+        bool other = false;
+        const std::string own = run.writer >= 0 ? run.file_of(committed, run.writer) : "";
+        // O_DIRECT reads need no cache drop, where the filesystem takes them (probed on this rank's shard).
+        bool reads_direct = opt.direct && direct_all;
+        if (opt.direct && !own.empty()) {
+          try {
+            auto probe_file = storage->open(own, OpenFor::read, {.direct = true});
+            reads_direct = probe_file->direct();
+            probe_file->close();
+          } catch (const StorageError&) {
+            reads_direct = false;  // the read itself reports the error
+          }
+        }
+        reads_direct = ch.max_all(reads_direct || run.writer < 0 ? 0.0 : 1.0) == 0 && opt.direct;
+        const CacheDrop drop = drop_cache(w, *storage, own, reads_direct, other);
+        // IOR's -C: read the shard of the writer one host further on.
+        int source_writer = run.writer;
+        if (drop == CacheDrop::other_node && run.writer >= 0) {
+          const int ranks_per_node = w.size / w.nodes;
+          for (int k = 1; k <= w.size; ++k) {
+            const int r = (w.rank + k * ranks_per_node) % w.size;
+            if (plan.writes(r) && w.hosts[static_cast<std::size_t>(r)] != w.hosts[static_cast<std::size_t>(w.rank)]) {
+              source_writer = plan.writer_index(r);
+              break;
+            }
+          }
+        }
+        std::optional<ShardData> expect;
+        if (run.writer >= 0) {
+          if (source_writer == run.writer)
+            expect.swap(data);
+          else
+            expect.emplace(seed, data_trial, source_writer, plan.shard_bytes, opt.transfer_bytes);
+        }
+        data.reset();
+        watchdog.arm(Phase::sample);
+        ch.barrier();
+        const auto r0 = Clock::now();
+        PhaseRun rd = run.read_shard(committed, source_writer, expect ? *expect : no_shard(), r0);
+        if (auto failed = ch.agree_on_error(rd.error)) {
+          final_error = fmt::format("trial {}: the read failed: {}", trial, *failed);
+          exit = exit_code::usage;
+          break;
+        }
+        const auto read_phases = ch.gather_to_root(phases_json(rd));
+        const auto mismatches = ch.gather_to_root(rd.mismatch);
+        watchdog.arm(Phase::aggregate);
+        if (ch.is_root()) {
+          std::vector<RankPhases> ranks;
+          for (const auto& p : read_phases) ranks.push_back(phases_from_json(p));
+          std::uint64_t wrong = 0;
+          for (const auto& m : mismatches) {
+            if (m.empty()) continue;
+            ++wrong;
+            std::fprintf(stderr, "%s: trial %d: %s\n", kCommand, trial, m.c_str());
+            if (final_error.empty()) final_error = fmt::format("trial {}: {}", trial, m);
+          }
+          wrong_shards += wrong;
+          PhaseRows rows = checkpoint_read_rows(header_info, ranks, trial, step_label, direct_all,
+                                                kCacheDropNames[static_cast<int>(drop)], wrong);
+          for (const auto& row : rows.rows) writer->append(row);
+          std::printf("%s", rows.table.c_str());
+          std::fflush(stdout);
+        }
+      }
+      watchdog.disarm();
+    }
+  } catch (const PeerFailure& e) {
+    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, w.rank, writer.get(), peers,
+            nullptr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: rank %d: %s during %s\n", kCommand, w.rank, e.what(), watchdog.describe().c_str());
+    if (w.rank == 0 && writer != nullptr) writer->finish("failed", exit_code::usage, std::string(e.what()));
+    std::fflush(stdout);
+    std::_Exit(exit_code::usage);
+  }
+  watchdog.disarm();
+  if (exit == exit_code::ok && wrong_shards > 0) exit = exit_code::data_check_failed;
+  exit = ch.broadcast(exit);
+  if (ch.is_root()) {
+    const std::string status = exit == exit_code::usage ? "failed" : "complete";
+    if (!final_error.empty()) std::fprintf(stderr, "%s: %s\n", kCommand, final_error.c_str());
+    const bool saved = writer->finish(status, exit, final_error.empty() ? std::nullopt : std::optional(final_error));
+    if (saved && !config.json_path.empty()) std::printf("# result file: %s\n", config.json_path.c_str());
+  }
+  std::fflush(stdout);
+  return exit;
+}
+
+int checkpoint_main(int argc, char** argv) {
+  Watchdog::block_termination_signals();
+  system::environment_at_startup();
+  MpiChannel ch = MpiChannel::init_world(argc, argv);
+  RunConfig config;
+  CheckpointOptions opt;
+  try {
+    if (!parse_checkpoint_options(argc, argv, config, opt, ch.is_root())) return MpiChannel::finalize(exit_code::ok);
+  } catch (const UsageError& e) {
+    if (ch.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, e.what());
+    return MpiChannel::finalize(exit_code::usage);
+  }
+  return MpiChannel::finalize(run_checkpoint(ch, argc, argv, config, opt));
+}
+
+}  // namespace
+}  // namespace ccbench::cli

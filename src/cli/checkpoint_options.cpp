@@ -1,0 +1,125 @@
+#include "cli/checkpoint_options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/numbers.hpp"
+#include "core/sizes.hpp"
+#include "sweep/session_flags.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+std::uint64_t size_flag(const char* flag, const std::string& text) {
+  std::uint64_t v = 0;
+  try {
+    v = parse_bytes(text);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+  if (v == 0 || v % 4096 != 0)
+    throw UsageError(fmt::format("{}: {} is not a positive multiple of 4K (4096 bytes)", flag, text));
+  return v;
+}
+
+double positive_flag(const char* flag, const std::string& text) {
+  const double v = parse_finite(text, flag);
+  if (!(v > 0)) throw UsageError(fmt::format("{}: {} must be above 0", flag, text));
+  return v;
+}
+
+}  // namespace
+
+std::string_view name(CheckpointLayout layout) {
+  return layout == CheckpointLayout::file_per_rank ? "file-per-rank" : "shared-file";
+}
+
+bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, CheckpointOptions& opt, bool print_help) {
+  CLI::App app{"ccbench checkpoint: time to a durable checkpoint on a POSIX target (launch with mpirun or srun)",
+               "ccbench checkpoint"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.get_formatter()->column_width(36);
+  SharedFlagText shared;
+  add_shared_flags(app, config, shared, "phase");
+  for (const char* flag : {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters",
+                           "--target-ci", "--max-time-per-size", "--check", "--batch", "--progress"}) {
+    app.remove_option(app.get_option(flag));
+  }
+  app.get_option("--trials")->description("checkpoints to write (each a new step directory)");
+  app.get_option("--seed")->description("seed of the shards' random data");
+  std::string shard, transfer = "16M", layout = "file-per-rank", phases = "write,read", tier_gbps, per_tib, capacity;
+  app.add_option("--target", opt.target, "directory on the tier under test")->required();
+  app.add_option("--shard-bytes", shard, "bytes each rank writes (K/M/G/T, a multiple of 4K)");
+  app.add_option("--workload", opt.workload, "workload file (configs/workloads): parameters and parallelism");
+  app.add_option("--layout", layout, "file-per-rank | shared-file")->default_str(layout);
+  app.add_option("--transfer-size", transfer, "bytes per write or read call (a multiple of 4K)")->default_str(transfer);
+  app.add_flag("--direct", opt.direct, "O_DIRECT (falls back to buffered, recorded, where the filesystem refuses it)");
+  bool no_fsync = false;
+  app.add_flag("--no-fsync", no_fsync, "skip fsync: shows the page cache, rows say durable: false");
+  app.add_option("--phases", phases, "write | read (the newest committed step, restart) | write,read")
+      ->default_str(phases);
+  app.add_option("--keep", opt.keep, "committed steps kept (older ones this tool wrote are removed; 0 = all)")
+      ->default_val(0);
+  app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
+  app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");
+  app.add_option("--fsx-deployment", opt.fsx_deployment, "SCRATCH_2 | PERSISTENT_2");
+  app.add_option("--fsx-throughput-per-tib", per_tib,
+                 "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
+  app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (print_help) std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  apply_shared_flags(config, shared);
+  if (config.trials < 1 || config.trials > 100000) {
+    throw UsageError(fmt::format("--trials: {} is out of range (1 to 100000)", config.trials));
+  }
+  if (opt.keep < 0) throw UsageError(fmt::format("--keep: {} must not be negative", opt.keep));
+  if (opt.target.empty()) throw UsageError("--target: empty path");
+  if (shard.empty() == opt.workload.empty()) throw UsageError("--shard-bytes or --workload: give exactly one");
+  if (!shard.empty()) opt.shard_bytes = size_flag("--shard-bytes", shard);
+  opt.transfer_bytes = size_flag("--transfer-size", transfer);
+  if (opt.transfer_bytes > (1ULL << 30)) throw UsageError(fmt::format("--transfer-size: {} is above 1G", transfer));
+  if (layout == "file-per-rank")
+    opt.layout = CheckpointLayout::file_per_rank;
+  else if (layout == "shared-file")
+    opt.layout = CheckpointLayout::shared_file;
+  else
+    throw UsageError(fmt::format("--layout: '{}' is not file-per-rank or shared-file", layout));
+  if (phases == "write")
+    opt.read = false;
+  else if (phases == "read")
+    opt.write = false;
+  else if (phases != "write,read") {
+    throw UsageError(fmt::format("--phases: '{}' is not write, read or write,read", phases));
+  }
+  opt.fsync = !no_fsync;
+  if (!tier_gbps.empty()) {
+    const auto comma = tier_gbps.find(',');
+    opt.tier_gbps = positive_flag("--tier-gbps", tier_gbps.substr(0, comma));
+    opt.tier_read_gbps = comma == std::string::npos ? *opt.tier_gbps
+                                                    : positive_flag("--tier-gbps", tier_gbps.substr(comma + 1));
+  }
+  const bool fsx = !opt.fsx_deployment.empty() || !per_tib.empty() || !capacity.empty();
+  if (fsx) {
+    if (opt.fsx_deployment != "SCRATCH_2" && opt.fsx_deployment != "PERSISTENT_2") {
+      throw UsageError(fmt::format("--fsx-deployment: '{}' is not SCRATCH_2 or PERSISTENT_2", opt.fsx_deployment));
+    }
+    if (capacity.empty()) throw UsageError("--fsx-capacity-tib: needed with --fsx-deployment");
+    opt.fsx_capacity_tib = positive_flag("--fsx-capacity-tib", capacity);
+    if (per_tib.empty() && opt.fsx_deployment == "SCRATCH_2") per_tib = "200";
+    if (per_tib.empty()) throw UsageError("--fsx-throughput-per-tib: needed with --fsx-deployment PERSISTENT_2");
+    opt.fsx_per_tib = positive_flag("--fsx-throughput-per-tib", per_tib);
+    if (opt.tier_gbps) throw UsageError("--tier-gbps: give it or the --fsx-* flags, not both");
+  }
+  return true;
+}
+
+}  // namespace ccbench::cli

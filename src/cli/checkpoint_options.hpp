@@ -1,0 +1,38 @@
+// `ccbench checkpoint`'s flags (docs/checkpoint.md): the target and its tier, the shard plan, the I/O
+// and the phases, plus the shared ones (-J, -T, --trials, --seed, --label) from sweep/session_flags.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sweep/run_config.hpp"
+
+namespace ccbench::cli {
+
+enum class CheckpointLayout { file_per_rank, shared_file };
+
+struct CheckpointOptions {
+  std::string target;
+  std::uint64_t shard_bytes = 0;  // --shard-bytes (0: from --workload)
+  std::string workload;           // --workload FILE
+  CheckpointLayout layout = CheckpointLayout::file_per_rank;
+  std::uint64_t transfer_bytes = 16ULL << 20;
+  bool direct = false;
+  bool fsync = true;                // --no-fsync clears it
+  bool write = true, read = true;   // --phases (read alone: the newest committed step, as a restart)
+  int keep = 0;                     // --keep K (0: keep every step)
+  std::string tier;                 // --tier nvme|fsx|... (free text, recorded)
+  std::optional<double> tier_gbps;       // --tier-gbps W[,R]: the stated tier's write ceiling
+  std::optional<double> tier_read_gbps;  // ... and read ceiling (default: the write one)
+  std::string fsx_deployment;       // --fsx-deployment SCRATCH_2|PERSISTENT_2
+  double fsx_per_tib = 0;           // --fsx-throughput-per-tib
+  double fsx_capacity_tib = 0;      // --fsx-capacity-tib
+};
+
+std::string_view name(CheckpointLayout layout);
+
+// Returns false when --help was printed. Throws UsageError with one line naming the flag.
+bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, CheckpointOptions& opt, bool print_help);
+
+}  // namespace ccbench::cli

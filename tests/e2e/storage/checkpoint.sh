@@ -1,0 +1,185 @@
+#!/bin/bash
+# `ccbench checkpoint` on emulated storage tiers with known answers (docs/emulation.md, "Storage
+# tiers"; docs/checkpoint.md). Usage: checkpoint.sh known_answer|faults
+#   known_answer: O_DIRECT write and read on emulated-nvme (24/32 MiB/s) and emulated-fsx (12/16 MiB/s),
+#                 5 trials each, throughput / limit inside the measured bands; buffered writes with
+#                 fsync and reads after drop_caches on emulated-nvme; compare confirms "nvme is 2x fsx"
+#                 and refutes "1.6x" (20% off).
+#   faults:       --no-fsync flagged ("not durable?") and refused by compare against a durable run;
+#                 a tier too small (exit 2, nothing written); ENOSPC mid-write (failed trial, partial
+#                 step removed, finished trials kept); SIGKILL of a rank and SIGTERM of the launcher
+#                 (no committed-looking step); a shard corrupted before a restart read (exit 1).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+storage=$root/scripts/emulate/storage.sh
+CCBENCH=${CCBENCH:-$root/build/ccbench}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none)
+PY=/usr/bin/python3
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[[ $(id -u) == 0 ]] || skip "needs root (loop devices, mounts, the blkio cgroup)"
+[[ -d /sys/fs/cgroup/blkio ]] || skip "no blkio cgroup v1 controller"
+command -v losetup >/dev/null && command -v mkfs.xfs >/dev/null || skip "losetup or mkfs.xfs missing (xfsprogs)"
+[[ -e /dev/loop-control ]] || skip "no /dev/loop-control"
+
+work=$(mktemp -d /tmp/ccb-storage-e2e.XXXXXX)
+cleanup() { "$storage" down >/dev/null 2>&1; rm -rf "$work"; }
+trap cleanup EXIT
+
+# ckpt TIER NP ARGS...: mpirun ccbench checkpoint in TIER's blkio cgroup, target on the tier.
+ckpt() {
+  local tier=$1 np=$2
+  shift 2
+  "$storage" exec "$tier" -- "${MPIRUN[@]}" -np "$np" "$CCBENCH" checkpoint --target "$("$storage" path "$tier")" \
+    --tier "$("$storage" value "$tier" tier)" --tier-gbps "$("$storage" value "$tier" tier_gbps)" "$@"
+}
+
+# ratio FILE OP TIER: median over trials of throughput / the tier's limit for OP's direction.
+ratio() {
+  local key=write_bps
+  [[ $2 == checkpoint_read ]] && key=read_bps
+  $PY - "$1" "$2" "$("$storage" value "$3" $key)" <<'PYEOF'
+import json, statistics, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["op"] == sys.argv[2]]
+print("%.3f" % statistics.median(r["busbw_gbps"] * 1e9 / float(sys.argv[3]) for r in rows))
+PYEOF
+}
+
+in_band() { $PY -c "import sys; sys.exit(0 if $2 <= $1 <= $3 else 1)"; }
+
+known_answer() {
+  "$storage" up --profile emulated-nvme --profile emulated-fsx >/dev/null || fail "storage.sh up"
+  local t0=$SECONDS
+  for tier in emulated-nvme emulated-fsx; do
+    ckpt $tier 2 --shard-bytes 16M --transfer-size 4M --direct --trials 5 --keep 1 -J "$work/$tier.json" \
+      >"$work/$tier.out" 2>&1 || { cat "$work/$tier.out"; fail "$tier: ccbench checkpoint failed"; }
+  done
+  for tier in emulated-nvme emulated-fsx; do
+    for op in checkpoint_write checkpoint_read; do
+      r=$(ratio "$work/$tier.json" $op $tier)
+      echo "$tier $op (O_DIRECT): throughput / limit = $r"
+      in_band "$r" 0.80 1.10 || fail "$tier $op: ratio $r outside 0.80-1.10"
+    done
+  done
+  grep -q '"cache_drop": "o_direct"' "$work/emulated-nvme.json" || fail "O_DIRECT reads not recorded as o_direct"
+  # Buffered writes with fsync, reads after drop_caches (root).
+  ckpt emulated-nvme 2 --shard-bytes 16M --transfer-size 4M --trials 2 --keep 1 -J "$work/buffered.json" \
+    >"$work/buffered.out" 2>&1 || { cat "$work/buffered.out"; fail "buffered run failed"; }
+  r=$(ratio "$work/buffered.json" checkpoint_write emulated-nvme)
+  echo "emulated-nvme checkpoint_write (buffered + fsync): throughput / limit = $r"
+  in_band "$r" 0.45 1.05 || fail "buffered write: ratio $r outside 0.45-1.05"
+  r=$(ratio "$work/buffered.json" checkpoint_read emulated-nvme)
+  echo "emulated-nvme checkpoint_read (buffered, after drop_caches): throughput / limit = $r"
+  in_band "$r" 0.80 1.10 || fail "buffered read: ratio $r outside 0.80-1.10"
+  grep -q '"cache_drop": "drop_caches"' "$work/buffered.json" || fail "buffered reads not after drop_caches"
+  # The known ratio: nvme is 2x fsx (write): confirmed; 1.6x (20% off): refuted.
+  out=$("$CCBENCH" compare "$work/emulated-fsx.json" "$work/emulated-nvme.json" --ops checkpoint_write \
+    --expect-speedup 100% --tolerance 15% 2>&1)
+  rc=$?
+  echo "$out" | grep -E "^checkpoint_write|verdict"
+  [[ $rc == 0 ]] || fail "claim 2.0x not confirmed (exit $rc)"
+  out=$("$CCBENCH" compare "$work/emulated-fsx.json" "$work/emulated-nvme.json" --ops checkpoint_write \
+    --expect-speedup 60% --tolerance 15% 2>&1)
+  rc=$?
+  echo "$out" | grep -E "verdict"
+  [[ $rc == 1 ]] || fail "claim 1.6x not refuted (exit $rc)"
+  echo "known answer: $((SECONDS - t0)) s"
+}
+
+# Every step-* directory has its manifest and full shards; anything else is a named partial.
+nothing_half_committed() {
+  $PY - "$1" <<'PYEOF' || fail "a step directory looks committed but is not: $(ls -a "$1")"
+import json, os, re, sys
+t = sys.argv[1]
+for n in os.listdir(t):
+    p = os.path.join(t, n)
+    if n.startswith("step-"):
+        m = json.load(open(os.path.join(p, "ccbench-manifest.json")))
+        for s in m["shards"]:
+            assert os.path.getsize(os.path.join(p, "rank-%05d.shard" % s["writer"])) == s["bytes"], n
+    elif n != "lost+found":
+        assert re.match(r"^\.step-\d{6}\.partial-\d+$", n), n
+PYEOF
+}
+
+faults() {
+  "$storage" up --profile emulated-nvme --profile emulated-small >/dev/null || fail "storage.sh up"
+  local t0=$SECONDS nvme small
+  nvme=$("$storage" path emulated-nvme) small=$("$storage" path emulated-small)
+  # --no-fsync: far above the limit, flagged, and compare refuses it against a durable run.
+  ckpt emulated-nvme 2 --shard-bytes 8M --trials 2 --keep 1 -J "$work/durable.json" >"$work/d.out" 2>&1 || fail "durable run"
+  ckpt emulated-nvme 2 --shard-bytes 8M --trials 2 --keep 1 --no-fsync -J "$work/lie.json" >"$work/lie.out" 2>&1 ||
+    fail "--no-fsync run"
+  grep -E "^ +[0-9]+ write" "$work/lie.out" | head -1
+  grep -q "not durable?" "$work/lie.out" || fail "--no-fsync not flagged in the table"
+  r=$(ratio "$work/lie.json" checkpoint_write emulated-nvme)
+  echo "--no-fsync write: throughput / limit = $r"
+  in_band "$r" 2.0 100000 || fail "--no-fsync write only $r x the limit"
+  "$CCBENCH" compare "$work/durable.json" "$work/lie.json" --ops checkpoint_write >"$work/cmp.out" 2>&1
+  rc=$?
+  [[ $rc == 3 ]] || { cat "$work/cmp.out"; fail "compare durable vs --no-fsync: exit $rc, not 3"; }
+  grep -q "durable" "$work/cmp.out" || fail "compare does not name durable"
+  # A tier too small: exit 2, nothing written.
+  ckpt emulated-small 2 --shard-bytes 32M -J "$work/small.json" >"$work/small.out" 2>&1
+  rc=$?
+  [[ $rc == 2 ]] || fail "tier too small: exit $rc"
+  grep -q "(nothing written)" "$work/small.out" || fail "tier too small: no message"
+  [[ -z $(ls -A "$small" | grep -v lost+found) && ! -e $work/small.json ]] || fail "tier too small: something written"
+  # ENOSPC mid-write: trial 0 (24 MiB) fits, trial 1 fills the tier.
+  ckpt emulated-small 2 --shard-bytes 12M -J "$work/enospc.json" --trials 3 >"$work/enospc.out" 2>&1
+  rc=$?
+  [[ $rc == 2 ]] || { cat "$work/enospc.out"; fail "ENOSPC: exit $rc"; }
+  grep -q "trial 1 failed, its partial step .* removed: .*(ENOSPC)" "$work/enospc.out" || fail "ENOSPC: message"
+  $PY -c "import json,sys; f=json.load(open('$work/enospc.json')); assert f['run']['status']=='failed'; assert {r['trial'] for r in f['results']}=={0}" ||
+    fail "ENOSPC: finished trial not kept"
+  [[ $(ls -A "$small" | grep -v lost+found) == step-000001 ]] || fail "ENOSPC: left $(ls -A "$small")"
+  # SIGTERM of the launcher in the middle of a throttled write.
+  rm -rf "${nvme:?}"/step-* "$nvme"/.step-*
+  "$storage" exec emulated-nvme -- setsid "${MPIRUN[@]}" -np 2 "$CCBENCH" checkpoint --target "$nvme" --shard-bytes 8M \
+    --trials 50 --keep 2 --label e2e-term -J "$work/term.json" >"$work/term.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [[ -f $work/term.jsonl && $(wc -l <"$work/term.jsonl") -ge 3 ]] && break; sleep 0.1; done
+  sleep 0.3
+  kill -TERM -- -$pid 2>/dev/null || kill -TERM $pid
+  wait $pid
+  $PY -c "import json; f=json.load(open('$work/term.json')); assert f['run']['status']=='interrupted', f['run']; assert len(f['results'])>=3" ||
+    fail "SIGTERM: finished trials not kept"
+  nothing_half_committed "$nvme"
+  # SIGKILL of rank 1 in the middle of a throttled write.
+  "$storage" exec emulated-nvme -- setsid "${MPIRUN[@]}" -np 2 "$CCBENCH" checkpoint --target "$nvme" --shard-bytes 8M \
+    --trials 50 --keep 2 -T 20 --label e2e-kill -J "$work/kill.json" >"$work/kill.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [[ -f $work/kill.jsonl && $(wc -l <"$work/kill.jsonl") -ge 3 ]] && break; sleep 0.1; done
+  sleep 0.3
+  victim=$(grep -l "e2e-kill" /proc/[0-9]*/cmdline 2>/dev/null | while read -r c; do
+    p=${c#/proc/}; p=${p%/cmdline}
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && echo "$p"; done | head -1)
+  [[ -n $victim ]] || fail "SIGKILL: rank 1 not found"
+  kill -KILL "$victim"
+  wait $pid
+  rc=$?
+  [[ $rc != 0 ]] || fail "SIGKILL: exit 0"
+  $PY -c "import json; f=json.load(open('$work/kill.json')); assert f['run']['status']!='complete'; assert len(f['results'])>=3" ||
+    fail "SIGKILL: finished trials not kept"
+  nothing_half_committed "$nvme"
+  # A shard corrupted on disk between write and read: exit 1 naming rank, file and offset.
+  rm -rf "${nvme:?}"/step-* "$nvme"/.step-*
+  ckpt emulated-nvme 2 --shard-bytes 4M --phases write >/dev/null 2>&1 || fail "write before corruption"
+  printf '\xff\xff\xff\xff' | dd of="$nvme/step-000001/rank-00000.shard" bs=1 seek=1048576 conv=notrunc status=none
+  ckpt emulated-nvme 2 --shard-bytes 4M --phases read -J "$work/corrupt.json" >"$work/corrupt.out" 2>&1
+  rc=$?
+  [[ $rc == 1 ]] || { cat "$work/corrupt.out"; fail "corrupted shard: exit $rc"; }
+  grep -q "rank 0: $nvme/step-000001/rank-00000.shard at offset 104857[6-9]: the shard read back wrong" "$work/corrupt.out" ||
+    { cat "$work/corrupt.out"; fail "corrupted shard: message"; }
+  echo "faults: $((SECONDS - t0)) s"
+}
+
+case ${1:-} in
+  known_answer) known_answer ;;
+  faults) faults ;;
+  *) echo "usage: checkpoint.sh known_answer|faults" >&2; exit 2 ;;
+esac
+echo PASS
