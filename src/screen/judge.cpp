@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <utility>
 
 #include "compare/statistics.hpp"
 #include "compare/trial_stats.hpp"
@@ -78,7 +80,16 @@ HostJudgement judge_host(const Reference& ref, const std::vector<double>& logs, 
   return j;
 }
 
-double t_critical(double alpha, double df) { return compare::student_t_quantile(1.0 - alpha, df); }
+double t_critical(double alpha, double df) {
+  // The search asks for the same few (alpha, df) pairs for every host of every round; a quantile
+  // costs a root search over the incomplete beta, so each pair is computed once.
+  static thread_local std::map<std::pair<double, double>, double> cache;
+  const auto key = std::pair{alpha, df};
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  const double t = compare::student_t_quantile(1.0 - alpha, df);
+  if (cache.size() < 4096) cache.emplace(key, t);
+  return t;
+}
 
 std::vector<bool> holm_reject(const std::vector<double>& p_values, double alpha) {
   const auto adjusted = compare::holm_adjust(p_values);
