@@ -59,13 +59,15 @@ HostJudgement judge_host(const Reference& ref, const std::vector<double>& logs, 
   double var = ref.sigma_log * ref.sigma_log;
   j.df = ref.df;
   if (logs.size() >= 2) {
-    // A host whose own tests scatter more than the fleet's carries its own noise (fewer df).
+    // A host whose own tests scatter more than the fleet's carries its own variance, but keeps the
+    // pooled degrees of freedom: its r - 1 (1-3 for most hosts) would put Student's t beyond any
+    // Holm level (docs/screen.md, "Own noise"). The larger of the two variances only widens the
+    // pooled test's standard error, so under the fleet's noise the level still holds.
     double ss = 0;
     for (double x : logs) ss += (x - mean) * (x - mean);
     const double own = ss / (r - 1.0);
     if (own > var) {
       var = own;
-      j.df = r - 1.0;
       j.own_noise = true;
     }
   }

@@ -35,7 +35,7 @@ struct HostJudgement {
   double ratio = 1;        // exp(mean ln(value) - level): the host's value over the fleet's
   double worse_log = 0;    // ln(ratio) oriented so that > 0 is worse than the fleet
   double se_log = 0;       // standard error of ln(ratio): the host's noise and the reference's
-  double df = 0;           // of se_log
+  double df = 0;           // of se_log: the pooled noise's, also when own_noise
   bool own_noise = false;  // the host's own spread was larger than the fleet's and was used
   double p_value = 1;      // one-sided: the host is no worse than the fleet
 };
