@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,12 +24,16 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/number_flags.hpp"
+#include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
+#include "core/types.hpp"
 #include "screen/hosts.hpp"
 #include "screen/search.hpp"
 #include "system/instance_profile.hpp"
@@ -39,7 +44,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ccbench::screen;
 
-constexpr int kScreenVersion = 1;
+constexpr int kScreenVersion = 2;
 constexpr int kExitSomeBad = 1;
 constexpr int kExitCouldNotRun = 3;
 
@@ -117,6 +122,12 @@ struct TestRun {
 std::string test_stem(const TestSpec& t, const std::vector<std::string>& names) {
   std::string stem = fmt::format("{:03d}-{}", t.id, name(t.stage));
   for (int h : t.hosts) stem += "-" + names[static_cast<std::size_t>(h)];
+  // A file name has at most 255 bytes, and the result file's atomic write adds a suffix: long host
+  // names give way to their indices in the host list (the id keeps the stem unique).
+  if (stem.size() > 100) {
+    stem = fmt::format("{:03d}-{}", t.id, name(t.stage));
+    for (int h : t.hosts) stem += fmt::format("-host{}", h);
+  }
   return stem;
 }
 
@@ -348,6 +359,7 @@ void judge(TestRun& t, const ScreenOptions& o) {
       m.reason = *line;
       return;
     }
+    m.retry = true;  // no rank started and no deadline passed: the launcher's own failure
   }
   m.outcome = Outcome::failed;
   if (file && file->run.error) {
@@ -389,6 +401,10 @@ bool run_round(std::vector<TestRun>& round, const ScreenOptions& o, const std::v
       }
       live[t.pid] = static_cast<std::size_t>(&t - round.data());
       ++running;
+      // Launchers started in the same instant race for shared state (Open MPI's session folder:
+      // "A call to mkdir was unable to create the desired directory ... File exists", measured on
+      // 2 of 30 emulated screens): a short gap between starts.
+      if (next < round.size() && running < limit) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
@@ -472,33 +488,51 @@ int screen_main(int argc, char** argv) {
   app.add_option("-n,--iters", o.iters, "samples per size, or auto (default 10)");
   app.add_option("-w,--warmup", o.warmup, "warm-up ops per size (default 2)")->check(CLI::Range(0, 100000));
   app.add_option("-T,--timeout", o.timeout_s, "each test's watchdog, seconds (default 30)")
+      ->check(finite_number())
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--max-time-per-size", o.max_time_per_size_s, "seconds of samples per size (default 2)")
+      ->check(finite_number())
       ->check(CLI::Range(0.01, 1e6));
   app.add_option("--test-timeout", o.test_timeout_s,
                  "seconds after which the screen ends a test itself (default 2 x -T + 60)")
+      ->check(finite_number())
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--run-arg", o.run_args, "one more argument for every `ccbench run` (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--concurrency", o.concurrency,
                  "tests at once, never sharing a host (default 0: every test of a round)")
       ->check(CLI::Range(0, 1000000));
-  app.add_option("--expect-busbw", expect_busbw, "absolute floor of a pair's busbw, GB/s")->check(CLI::PositiveNumber);
+  app.add_option("--expect-busbw", expect_busbw, "absolute floor of a pair's busbw, GB/s")
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber);
   app.add_option("--expect-latency-us", expect_latency, "absolute ceiling of a pair's small-message time, us")
+      ->check(finite_number())
       ->check(CLI::PositiveNumber);
   app.add_option("--instance-type", instance_type,
                  "floor from the instance profile: 80% of its EFA line rate (efa_gbps / 8 GB/s)");
+  const Criteria defaults;
   app.add_option("--tolerance", o.criteria.busbw_tolerance,
-                 "busbw floor at least this far below the fleet median (0.2)")
+                 fmt::format("margin: a host is slow beyond this fraction below the fleet's busbw ({})",
+                             defaults.busbw_tolerance))
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 0.99));
-  app.add_option("--latency-tolerance", o.criteria.latency_tolerance,
-                 "latency ceiling at least this far above the fleet median (0.5)")
+  app.add_option(
+         "--latency-tolerance", o.criteria.latency_tolerance,
+         fmt::format("margin: slow beyond this fraction above the fleet's latency ({})", defaults.latency_tolerance))
+      ->check(finite_number())
       ->check(CLI::Range(0.0, 100.0));
   std::string judge = "both";
   app.add_option("--judge", judge, "busbw | latency | both (default both)")
       ->check(CLI::IsMember({"busbw", "latency", "both"}));
-  app.add_option("--mad-k", o.criteria.mad_k, "floor at least this many scaled MADs from the median (4)")
-      ->check(CLI::Range(0.0, 100.0));
+  app.add_option(
+         "--alpha", o.criteria.alpha,
+         fmt::format("family-wise rate of blaming a healthy host, Holm over hosts and metrics ({})", defaults.alpha))
+      ->check(finite_number())
+      ->check(CLI::Range(1e-9, 0.5));
+  app.add_option(
+         "--max-tests", o.criteria.max_tests,
+         fmt::format("network tests beside healthy hosts a host near the margin gets at most ({})", defaults.max_tests))
+      ->check(CLI::Range(defaults.min_tests, 64));
   app.add_option("--out", o.out, "folder for screen.json and every test's result file (must not exist)")->required();
   app.add_option("--healthy-out", o.healthy_out, "write a hostfile of the healthy hosts");
   app.add_option("--exclude-out", o.exclude_out, "write the other hosts as a Slurm --exclude list");
@@ -542,6 +576,12 @@ int screen_main(int argc, char** argv) {
       throw UsageError(
           fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
     if (!o.path.empty() && o.backend != "nccl") throw UsageError("--path: only with --backend nccl");
+    if (o.iters != "auto") {
+      unsigned long long n_iters = 0;
+      const auto [end, ec] = std::from_chars(o.iters.data(), o.iters.data() + o.iters.size(), n_iters);
+      if (ec != std::errc() || end != o.iters.data() + o.iters.size() || n_iters == 0 || n_iters > 100000000)
+        throw UsageError(fmt::format("-n/--iters {}: give a count of samples >= 1, or auto", o.iters));
+    }
     if (o.test_timeout_s == 0) o.test_timeout_s = 2 * o.timeout_s + 60;
     o.criteria.judge_busbw = judge != "latency";
     o.criteria.judge_latency = judge != "busbw";
@@ -552,6 +592,35 @@ int screen_main(int argc, char** argv) {
       if (!profile)
         throw UsageError(fmt::format("--instance-type {}: no such profile (configs/instances)", instance_type));
       o.criteria.expect_busbw_gbps = 0.8 * profile->efa_gbps / 8.0;
+    }
+    // Sizes a test can carry whole: ccbench run rounds a size down to whole elements (per rank for
+    // the ops whose size is a total over ranks), and the screen looks its rows up by size.
+    if (const auto op = parse_op(o.op)) {
+      for (const auto& [flag, text, size] : {std::tuple{"-b/--small-bytes", small, o.small_bytes},
+                                             std::tuple{"-e/--large-bytes", large, o.large_bytes}}) {
+        for (int ranks : {o.ranks_per_host, 2 * o.ranks_per_host}) {
+          const OpLayout layout = layout_for(*op, DType::float32, size, ranks);
+          if (layout.count != 0 && layout.bytes == size) continue;
+          constexpr std::uint64_t big = 1ull << 40;
+          const std::uint64_t granule = big / layout_for(*op, DType::float32, big, ranks).count;
+          throw UsageError(
+              fmt::format("{} {}: {} of float over {} ranks carries {} bytes, not {}: give a multiple of {} bytes",
+                          flag, text, o.op, ranks, layout.bytes, size, granule));
+        }
+      }
+    }
+    if (!o.healthy_out.empty() && !o.exclude_out.empty() &&
+        fs::weakly_canonical(fs::absolute(o.healthy_out)) == fs::weakly_canonical(fs::absolute(o.exclude_out)))
+      throw UsageError(
+          fmt::format("--healthy-out and --exclude-out: both are {}; give two files", o.healthy_out.string()));
+    for (const auto& [flag, path] :
+         {std::pair{"--healthy-out", o.healthy_out}, std::pair{"--exclude-out", o.exclude_out}}) {
+      if (path.empty()) continue;
+      const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+      if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+        throw UsageError(fmt::format("{} {}: folder {} does not exist or is not writable (checked before any test)",
+                                     flag, path.string(), dir.string()));
+      if (fs::is_directory(path)) throw UsageError(fmt::format("{} {}: is a folder", flag, path.string()));
     }
     if (fs::exists(o.out)) throw UsageError(fmt::format("--out {}: exists; choose a new folder", o.out.string()));
   } catch (const UsageError& e) {
@@ -625,6 +694,15 @@ int screen_main(int argc, char** argv) {
     }
   }
   if (!launched_any) {
+    // `ccbench run` refused its arguments (a flag screen passes through): its own message, exit 2.
+    for (const TestRun& t : done) {
+      std::stringstream log(read_text(t.log_file));
+      for (std::string line; std::getline(log, line);)
+        if (line.rfind("ccbench run: ", 0) == 0) {
+          std::fprintf(stderr, "ccbench screen: every test's `ccbench run` refused its arguments: %s\n", line.c_str());
+          return exit_code::usage;
+        }
+    }
     std::fprintf(stderr, "ccbench screen: cannot run: no test started a rank: %s (see %s)\n",
                  done.empty() ? "no tests" : done.front().measurement.reason.c_str(),
                  done.empty() ? "" : done.front().log_file.string().c_str());
@@ -651,15 +729,26 @@ int screen_main(int argc, char** argv) {
   // Table.
   std::printf("# ccbench screen: %d hosts, %zu tests in %d rounds, %.1f s\n", n, search.tests().size(), search.rounds(),
               elapsed_s);
+  const auto margin_pct = [&](Metric metric) {
+    return 100.0 * (metric == Metric::busbw_gbps ? o.criteria.busbw_tolerance : o.criteria.latency_tolerance);
+  };
   for (const Floor& f : search.floors()) {
-    if (!f.value) continue;
     const bool bw = f.metric == Metric::busbw_gbps;
-    std::printf("# %s %s %.4g %s (fleet median %s over %d hosts%s)\n",
-                f.stage == Stage::solo ? "alone:" : "network:", bw ? "busbw floor" : "latency ceiling", *f.value,
-                bw ? "GB/s" : "us", f.fleet_median ? fmt::format("{:.4g}", *f.fleet_median).c_str() : "-", f.hosts,
-                f.absolute ? fmt::format(", absolute {:.4g}", *f.absolute).c_str() : "");
+    const char* where = f.stage == Stage::solo ? "alone:" : "network:";
+    const char* what = bw ? "busbw floor" : "latency ceiling";
+    const char* unit = bw ? "GB/s" : "us";
+    std::string line = fmt::format("# {} {} {}", where, what, f.value ? fmt::format("{:.4g} {}", *f.value, unit) : "-");
+    if (f.fleet_median)
+      line += fmt::format(" ({:.0f}% {} the fleet's {:.4g}: {} hosts, {} reference tests, noise {:.1f}% per test)",
+                          margin_pct(f.metric), bw ? "below" : "above", *f.fleet_median, f.hosts, f.reference_tests,
+                          100.0 * f.noise.value_or(0));
+    if (f.absolute) line += fmt::format(", absolute {:.4g}", *f.absolute);
+    if (!f.judged && f.fleet_median)
+      line += fmt::format("; not judged: noise too large to tell a host {:.0f}% off from a healthy one in {} tests",
+                          margin_pct(f.metric), o.criteria.max_tests);
+    std::printf("%s\n", line.c_str());
   }
-  std::printf("%-16s %-12s %-22s %-22s %-12s %s\n", "host", "verdict", "busbw GB/s (floor)", "latency us (ceiling)",
+  std::printf("%-16s %-12s %-24s %-24s %-12s %s\n", "host", "verdict", "busbw GB/s (floor)", "latency us (ceiling)",
               "tests", "reason");
   for (int h = 0; h < n; ++h) {
     const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
@@ -667,14 +756,24 @@ int screen_main(int argc, char** argv) {
       const Evidence* e = evidence_of(r, Stage::ring, metric);
       if (!e) e = evidence_of(r, Stage::solo, metric);
       if (!e) return std::string("-");
-      return fmt::format("{:.4g}{} ({:.4g})", e->measured,
-                         e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : "", e->floor);
+      const std::string mark = e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : (e->judged ? "" : " ?");
+      return fmt::format("{:.4g}{} ({:.4g})", e->measured, mark, e->floor);
     };
+    std::string reason = r.reason;
+    for (const Evidence& e : r.evidence) {
+      if (e.judged) continue;
+      if (!reason.empty()) reason += "; ";
+      reason += fmt::format("{}{} not judged: ", e.stage == Stage::solo ? "alone " : "",
+                            e.metric == Metric::busbw_gbps ? "busbw" : "latency");
+      reason += e.noise ? fmt::format("noise +-{:.0f}% over {} test(s), margin {:.0f}%", 100.0 * *e.noise, e.tests,
+                                      margin_pct(e.metric))
+                        : std::string("no test beside a host shown healthy");
+    }
     std::vector<std::string> ids;
     for (int id : r.implicating_tests) ids.push_back(std::to_string(id));
-    std::printf("%-16s %-12s %-22s %-22s %-12s %s\n", o.hosts[static_cast<std::size_t>(h)].c_str(),
+    std::printf("%-16s %-12s %-24s %-24s %-12s %s\n", o.hosts[static_cast<std::size_t>(h)].c_str(),
                 std::string(name(r.verdict)).c_str(), cell(Metric::busbw_gbps).c_str(),
-                cell(Metric::latency_us).c_str(), ids.empty() ? "-" : join(ids, ",").c_str(), r.reason.c_str());
+                cell(Metric::latency_us).c_str(), ids.empty() ? "-" : join(ids, ",").c_str(), reason.c_str());
   }
 
   // Screen JSON.
@@ -699,7 +798,9 @@ int screen_main(int argc, char** argv) {
                  {"concurrency", o.concurrency},
                  {"busbw_tolerance", o.criteria.busbw_tolerance},
                  {"latency_tolerance", o.criteria.latency_tolerance},
-                 {"mad_k", o.criteria.mad_k},
+                 {"alpha", o.criteria.alpha},
+                 {"min_tests", o.criteria.min_tests},
+                 {"max_tests", o.criteria.max_tests},
                  {"judge", judge},
                  {"expect_busbw_gbps", json_or_null(o.criteria.expect_busbw_gbps)},
                  {"expect_latency_us", json_or_null(o.criteria.expect_latency_us)}};
@@ -716,26 +817,42 @@ int screen_main(int argc, char** argv) {
     j["floors"].push_back({{"stage", f.stage == Stage::solo ? "solo" : "network"},
                            {"metric", name(f.metric)},
                            {"hosts", f.hosts},
+                           {"reference_tests", f.reference_tests},
                            {"fleet_median", json_or_null(f.fleet_median)},
-                           {"fleet_mad", json_or_null(f.fleet_mad)},
+                           {"noise", json_or_null(f.noise)},
+                           {"noise_df", json_or_null(f.noise_df)},
                            {"relative", json_or_null(f.relative)},
                            {"absolute", json_or_null(f.absolute)},
-                           {"value", json_or_null(f.value)}});
+                           {"value", json_or_null(f.value)},
+                           {"judged", f.judged}});
   }
   j["hosts"] = nlohmann::json::array();
   for (int h = 0; h < n; ++h) {
     const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
     nlohmann::json ev = nlohmann::json::array();
-    for (const Evidence& e : r.evidence)
+    nlohmann::json not_judged = nlohmann::json::array();
+    for (const Evidence& e : r.evidence) {
       ev.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
                     {"metric", name(e.metric)},
                     {"measured", e.measured},
                     {"floor", e.floor},
-                    {"beyond", e.beyond}});
+                    {"tests", e.tests},
+                    {"ratio", json_or_null(e.ratio)},
+                    {"noise", json_or_null(e.noise)},
+                    {"p_value", json_or_null(e.p_value)},
+                    {"beyond", e.beyond},
+                    {"judged", e.judged}});
+      if (!e.judged)
+        not_judged.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
+                              {"metric", name(e.metric)},
+                              {"tests", e.tests},
+                              {"noise", json_or_null(e.noise)}});
+    }
     j["hosts"].push_back({{"name", o.hosts[static_cast<std::size_t>(h)]},
                           {"verdict", name(r.verdict)},
                           {"reason", r.reason.empty() ? nlohmann::json() : nlohmann::json(r.reason)},
                           {"evidence", ev},
+                          {"not_judged", not_judged},
                           {"implicating_tests", r.implicating_tests}});
   }
   j["tests"] = nlohmann::json::array();

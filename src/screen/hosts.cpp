@@ -9,9 +9,12 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace ccbench::screen {
 namespace {
+
+constexpr unsigned long long kMaxHosts = 100000;  // a node list that expands further is an error
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -94,11 +97,16 @@ std::vector<std::string> parse_hostfile_text(std::string_view text, std::string_
 }
 
 std::vector<std::string> read_hostfile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("--hostfile {}: cannot be read", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_hostfile_text(text.str(), path.string());
+  // A FIFO or a folder is refused on the opened descriptor (core/input_file), never read.
+  if (const std::string why = not_regular_file_reason(path); !why.empty())
+    throw UsageError(fmt::format("--hostfile {}: {}", path.string(), why));
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--hostfile {}", e.what()));
+  }
+  return parse_hostfile_text(text, path.string());
 }
 
 std::vector<std::string> expand_slurm_nodelist(std::string_view expression, std::string_view what) {
@@ -131,12 +139,15 @@ std::vector<std::string> expand_slurm_nodelist(std::string_view expression, std:
       unsigned long long lo = 0, hi = 0;
       if (!parse_uint(lo_text, lo) || !parse_uint(hi_text, hi) || hi < lo)
         throw UsageError(fmt::format("{}: '{}': '{}' is not N or N-M with N <= M", what, part, range));
-      if (hi - lo >= 100000) throw UsageError(fmt::format("{}: '{}': range too large", what, part));
+      if (hi - lo >= kMaxHosts || hosts.size() + (hi - lo) >= kMaxHosts)
+        throw UsageError(fmt::format("{}: '{}': more than {} hosts", what, part, kMaxHosts));
       const std::size_t width = lo_text.size();
-      for (unsigned long long i = lo; i <= hi; ++i) {
+      // i == hi ends the loop before ++i: hi may be the largest value (no wrap-around).
+      for (unsigned long long i = lo;; ++i) {
         std::string host = fmt::format("{}{:0{}}{}", prefix, i, width, suffix);
         if (!valid_host(host)) throw UsageError(fmt::format("{}: '{}' is not a host name", what, host));
         hosts.push_back(std::move(host));
+        if (i == hi) break;
       }
       start = comma + 1;
     }

@@ -96,6 +96,7 @@ Search::Search(int hosts, Criteria criteria, int concurrency)
   if (hosts < 1) throw std::invalid_argument("a screen needs at least one host");
   if (concurrency < 0) throw std::invalid_argument("concurrency must be 0 (no limit) or more");
   hosts_.resize(static_cast<std::size_t>(hosts));
+  host_tests_.resize(static_cast<std::size_t>(hosts));
 }
 
 int Search::add_test(Stage stage, std::vector<int> hosts) {
@@ -103,6 +104,7 @@ int Search::add_test(Stage stage, std::vector<int> hosts) {
   record.spec.id = static_cast<int>(tests_.size());
   record.spec.stage = stage;
   record.spec.hosts = std::move(hosts);
+  for (int h : record.spec.hosts) host_tests_[static_cast<std::size_t>(h)].push_back(record.spec.id);
   tests_.push_back(std::move(record));
   pending_.push_back(tests_.back().spec.id);
   return tests_.back().spec.id;
@@ -141,7 +143,20 @@ std::vector<TestSpec> Search::next_round() {
           plan_solo();
           continue;
         }
-        if (plan_solo_confirmation()) continue;
+        if (solo_pool_[0].empty()) {
+          bool retried = false;
+          for (int h = 0; h < n_; ++h) {
+            const auto& ids = host_tests_[static_cast<std::size_t>(h)];
+            const auto& m = tests_[static_cast<std::size_t>(ids.front())].measurement;
+            if (ids.size() == 1 && m && m->outcome == Outcome::failed && m->retry) {
+              add_test(Stage::solo, {h});
+              retried = true;
+            }
+          }
+          if (retried) continue;
+          solo_pool_ = make_pools(false, stage_hosts(false));
+        }
+        if (plan_repeats(false)) continue;
         stage_ = Phase::ring;
         plan_ring();
         continue;
@@ -150,7 +165,7 @@ std::vector<TestSpec> Search::next_round() {
         plan_attribution();
         continue;
       case Phase::attribution:
-        if (plan_confirmation()) continue;
+        if (plan_repeats(true)) continue;
         stage_ = Phase::done;
         conclude();
         return {};
@@ -174,10 +189,8 @@ void Search::plan_solo() {
 }
 
 void Search::plan_ring() {
-  for (const auto& t : tests_) {
-    if (t.spec.stage == Stage::solo && t.measurement && t.measurement->outcome != Outcome::ok)
-      excluded_[static_cast<std::size_t>(t.spec.hosts[0])] = true;
-  }
+  excluded_.assign(static_cast<std::size_t>(n_), true);
+  for (int h : stage_hosts(false)) excluded_[static_cast<std::size_t>(h)] = false;
   for (int h = 0; h < n_; ++h)
     if (!excluded_[static_cast<std::size_t>(h)]) ring_hosts_.push_back(h);
   const int m = static_cast<int>(ring_hosts_.size());
@@ -216,39 +229,52 @@ bool Search::all_network_tests_failed(int host) const {
   return tests > 0;
 }
 
+const std::vector<bool>& Search::pool_of(bool network_stage, Metric metric) const {
+  const std::size_t k = metric == Metric::busbw_gbps ? 0 : 1;
+  return network_stage ? net_pool_[k] : solo_pool_[k];
+}
+
+std::array<std::vector<bool>, 2> Search::make_pools(bool network_stage, const std::vector<int>& hosts) const {
+  const auto limits = provisional_limits(network_stage, hosts);
+  std::array<std::vector<bool>, 2> pools;
+  const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
+  for (std::size_t k = 0; k < 2; ++k) {
+    pools[k].assign(static_cast<std::size_t>(n_), false);
+    for (int h : hosts) {
+      if (network_stage && all_network_tests_failed(h)) continue;
+      const auto s = score(h, metrics[k], network_stage);
+      pools[k][static_cast<std::size_t>(h)] = s && !(limits[k] && beyond(metrics[k], *s, *limits[k]));
+    }
+  }
+  return pools;
+}
+
 void Search::plan_attribution() {
-  limit_ = provisional_limits(true, ring_hosts_);
+  net_pool_ = make_pools(true, ring_hosts_);
+  const auto& partners = criteria_.judge_busbw ? net_pool_[0] : net_pool_[1];
   std::vector<std::pair<double, int>> healthy;  // (busbw score or -latency, host)
   for (int h : ring_hosts_) {
-    if (all_network_tests_failed(h) || beyond_limits(h)) {
-      suspects_.push_back(h);
-    } else {
-      const auto bw = score(h, Metric::busbw_gbps, true);
-      const auto lat = score(h, Metric::latency_us, true);
-      healthy.emplace_back(bw ? *bw : (lat ? -*lat : 0.0), h);
-    }
+    const bool in_all = (!criteria_.judge_busbw || net_pool_[0][static_cast<std::size_t>(h)]) &&
+                        (!criteria_.judge_latency || net_pool_[1][static_cast<std::size_t>(h)]);
+    if (all_network_tests_failed(h) || !in_all) suspects_.push_back(h);
+    if (!partners[static_cast<std::size_t>(h)]) continue;
+    const auto bw = score(h, Metric::busbw_gbps, true);
+    const auto lat = score(h, Metric::latency_us, true);
+    healthy.emplace_back(bw ? *bw : (lat ? -*lat : 0.0), h);
   }
   std::ranges::stable_sort(healthy, [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [value, h] : healthy) pool_.push_back(h);
   if (pool_.empty()) return;
-  for (std::size_t i = 0; i < suspects_.size(); ++i)
-    add_test(Stage::attribution, {suspects_[i], pool_[i % pool_.size()]});
+  // A host that failed every network test: once beside a healthy host (the best first).
+  std::size_t next = 0;
+  for (int s : suspects_)
+    if (all_network_tests_failed(s)) add_test(Stage::attribution, {s, pool_[next++ % pool_.size()]});
+  plan_repeats(true);
 }
 
-bool Search::beyond_limits(int host) const { return beyond_provisional(host, true, limit_); }
-
-bool Search::beyond_provisional(int host, bool network_stage, const std::vector<std::optional<double>>& limits) const {
-  const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
-  for (std::size_t k = 0; k < 2; ++k) {
-    const auto s = score(host, metrics[k], network_stage);
-    if (s && limits[k] && beyond(metrics[k], *s, *limits[k])) return true;
-  }
-  return false;
-}
-
-// Provisional floor, only to choose whom to re-test: stricter than the final one (from the upper
-// quartile of the scores, not the median), so a bad host hiding in a bad half of the fleet is
-// still re-tested. Re-tests are cheap; misses are not.
+// Provisional floor, only to choose the pool (the reference): stricter than the margin (from the
+// upper quartile of the scores, not the median), so a bad host hiding in a bad half of the fleet
+// does not become a reference.
 std::vector<std::optional<double>> Search::provisional_limits(bool network_stage, const std::vector<int>& hosts) const {
   const Metric metrics[] = {Metric::busbw_gbps, Metric::latency_us};
   std::vector<std::optional<double>> limit(2);
@@ -275,93 +301,215 @@ std::vector<std::optional<double>> Search::provisional_limits(bool network_stage
   return limit;
 }
 
-bool Search::plan_solo_confirmation() {
+std::vector<int> Search::stage_hosts(bool network_stage) const {
+  if (network_stage) return ring_hosts_;
   std::vector<int> ok;
   for (int h = 0; h < n_; ++h) {
-    bool failed = false;
-    for (const auto& t : tests_)
-      if (t.spec.stage == Stage::solo && t.spec.hosts[0] == h && t.measurement && t.measurement->outcome != Outcome::ok)
-        failed = true;
-    if (!failed) ok.push_back(h);
+    const TestRecord* last = nullptr;  // the last test alone decides (a retried one)
+    for (int id : host_tests_[static_cast<std::size_t>(h)])
+      if (tests_[static_cast<std::size_t>(id)].spec.stage == Stage::solo) last = &tests_[static_cast<std::size_t>(id)];
+    if (!last || !last->measurement || last->measurement->outcome == Outcome::ok) ok.push_back(h);
   }
-  const auto limits = provisional_limits(false, ok);
-  bool added = false;
-  for (int h : ok) {
-    int count = 0;
-    for (const auto& t : tests_) count += t.spec.stage == Stage::solo && t.spec.hosts[0] == h;
-    if (count < criteria_.confirm && beyond_provisional(h, false, limits)) {
-      add_test(Stage::solo, {h});
-      added = true;
-    }
-  }
-  return added;
+  return ok;
 }
 
-bool Search::plan_confirmation() {
-  if (pool_.empty()) return false;
-  bool added = false;
-  for (int s : suspects_) {
-    if (all_network_tests_failed(s) || !beyond_limits(s)) continue;
-    std::vector<int> partners;
-    for (const auto& t : tests_)
-      if (t.spec.stage == Stage::attribution && t.spec.hosts[0] == s) partners.push_back(t.spec.hosts[1]);
-    if (static_cast<int>(partners.size()) >= criteria_.confirm) continue;
-    // The next healthy host it has not been tested beside.
-    const auto start = std::ranges::find(pool_, partners.back()) - pool_.begin();
-    for (std::size_t i = 1; i <= pool_.size(); ++i) {
-      const int p = pool_[(static_cast<std::size_t>(start) + i) % pool_.size()];
-      if (contains(partners, p)) continue;
-      add_test(Stage::attribution, {s, p});
-      added = true;
-      break;
-    }
-  }
-  return added;
+bool Search::met(int a, int b) const {
+  return std::ranges::any_of(host_tests_[static_cast<std::size_t>(a)], [&](int id) {
+    const auto& t = tests_[static_cast<std::size_t>(id)];
+    return network(t.spec.stage) && contains(t.spec.hosts, b);
+  });
 }
 
-Floor Search::make_floor(Stage stage, Metric metric, const std::vector<int>& hosts) const {
-  Floor f;
-  f.stage = stage;
-  f.metric = metric;
-  std::vector<double> scores;
-  for (int h : hosts)
-    if (auto s = score(h, metric, network(stage))) scores.push_back(*s);
-  f.hosts = static_cast<int>(scores.size());
-  if (f.hosts >= criteria_.min_fleet) {
-    f.fleet_median = median_of(scores);
-    // The spread is the fleet's noise, not the bad hosts' distance: the MAD of the scores within
-    // the tolerance band around the median (all of them when fewer than min_fleet are).
-    const double tol = higher_is_better(metric) ? criteria_.busbw_tolerance : criteria_.latency_tolerance;
-    std::vector<double> band;
-    for (double v : scores)
-      if (std::fabs(v - *f.fleet_median) <= tol * *f.fleet_median) band.push_back(v);
-    f.fleet_mad = mad_of(static_cast<int>(band.size()) >= criteria_.min_fleet ? band : scores);
-    const double spread = criteria_.mad_k * 1.4826 * *f.fleet_mad;
-    if (higher_is_better(metric)) {
-      f.relative = *f.fleet_median - std::max(criteria_.busbw_tolerance * *f.fleet_median, spread);
-    } else {
-      f.relative = *f.fleet_median + std::max(criteria_.latency_tolerance * *f.fleet_median, spread);
+std::vector<double> Search::evidence_logs(int host, Metric metric, bool network_stage) const {
+  const auto& pool = pool_of(network_stage, metric);
+  std::vector<double> logs;
+  for (int id : host_tests_[static_cast<std::size_t>(host)]) {
+    const auto& t = tests_[static_cast<std::size_t>(id)];
+    if (network(t.spec.stage) != network_stage || !t.measurement || t.measurement->outcome != Outcome::ok) continue;
+    const bool beside_pool = std::ranges::all_of(
+        t.spec.hosts, [&](int h) { return h == host || (!pool.empty() && pool[static_cast<std::size_t>(h)]); });
+    if (!beside_pool) continue;
+    const auto v = value_of(*t.measurement, metric);
+    if (v && *v > 0) logs.push_back(std::log(*v));
+  }
+  return logs;
+}
+
+double Search::margin_log(Metric metric) const {
+  return higher_is_better(metric) ? -std::log1p(-criteria_.busbw_tolerance) : std::log1p(criteria_.latency_tolerance);
+}
+
+int Search::hypotheses() const {
+  const int metrics = static_cast<int>(criteria_.judge_busbw) + static_cast<int>(criteria_.judge_latency);
+  return std::max(1, metrics * n_);
+}
+
+namespace {
+// Cleared: the one-sided 95% upper bound of how much worse than the fleet the host is stays within
+// the margin. (Blame is held to the family-wise level instead; between the two the host is re-tested.)
+bool cleared(const HostJudgement& j, double margin) { return j.worse_log + t_critical(0.05, j.df) * j.se_log < margin; }
+}  // namespace
+
+Search::MetricState Search::judge_metric(Stage stage, Metric metric) const {
+  const bool net = network(stage);
+  MetricState m;
+  m.stage = stage;
+  m.metric = metric;
+  m.hosts.resize(static_cast<std::size_t>(n_));
+  const auto& pool = pool_of(net, metric);
+  const auto hosts = stage_hosts(net);
+  int pool_hosts = 0;
+  for (int h : hosts) pool_hosts += !pool.empty() && pool[static_cast<std::size_t>(h)];
+  // The reference: tests whose hosts are all in the pool; the noise also pools the repeated tests of
+  // the hosts outside it.
+  std::vector<double> reference;
+  std::vector<std::vector<double>> groups;
+  std::vector<std::vector<double>> logs(static_cast<std::size_t>(n_));
+  std::vector<bool> seen(tests_.size(), false);
+  for (int h : hosts) {
+    logs[static_cast<std::size_t>(h)] = evidence_logs(h, metric, net);
+    const bool in_pool = !pool.empty() && pool[static_cast<std::size_t>(h)];
+    if (!in_pool) {
+      groups.push_back(logs[static_cast<std::size_t>(h)]);
+      continue;
+    }
+    for (int id : host_tests_[static_cast<std::size_t>(h)]) {
+      const auto& t = tests_[static_cast<std::size_t>(id)];
+      if (seen[static_cast<std::size_t>(id)] || network(t.spec.stage) != net || !t.measurement ||
+          t.measurement->outcome != Outcome::ok)
+        continue;
+      if (!std::ranges::all_of(t.spec.hosts, [&](int x) { return pool[static_cast<std::size_t>(x)]; })) continue;
+      seen[static_cast<std::size_t>(id)] = true;
+      const auto v = value_of(*t.measurement, metric);
+      if (v && *v > 0) reference.push_back(std::log(*v));
     }
   }
-  if (network(stage)) f.absolute = higher_is_better(metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
-  if (f.relative && f.absolute) {
-    f.value = higher_is_better(metric) ? std::max(*f.relative, *f.absolute) : std::min(*f.relative, *f.absolute);
-  } else {
-    f.value = f.relative ? f.relative : f.absolute;
+  if (pool_hosts >= criteria_.min_fleet) m.reference = make_reference(reference, groups);
+  if (!m.reference) {
+    m.judged = false;
+    return m;
   }
-  return f;
+  for (int h : hosts) {
+    const auto& l = logs[static_cast<std::size_t>(h)];
+    if (!l.empty()) m.hosts[static_cast<std::size_t>(h)] = judge_host(*m.reference, l, higher_is_better(metric));
+  }
+  // Not judged: even max_tests tests at the fleet's noise could not clear a host level with the
+  // fleet (its one-sided 95% bound would pass the margin).
+  HostJudgement level;
+  level.df = m.reference->df;
+  level.se_log = std::sqrt(m.reference->sigma_log * m.reference->sigma_log / criteria_.max_tests +
+                           m.reference->level_se_log * m.reference->level_se_log);
+  m.judged = cleared(level, margin_log(metric));
+  return m;
+}
+
+// Hosts neither cleared nor blamed get another test, while they have fewer than max_tests that
+// count: alone (solo), or beside a pool host they have not met (network; two such pool hosts are
+// paired with each other, one test serving both).
+bool Search::plan_repeats(bool network_stage) {
+  const Stage stage = network_stage ? Stage::ring : Stage::solo;
+  if (network_stage && pool_.empty()) return false;
+  std::vector<bool> need(static_cast<std::size_t>(n_), false);
+  for (Metric metric : {Metric::busbw_gbps, Metric::latency_us}) {
+    if (!judged(criteria_, metric)) continue;
+    const MetricState m = judge_metric(stage, metric);
+    if (!m.judged) continue;  // repeats cannot help
+    for (int h : stage_hosts(network_stage)) {
+      if (network_stage && all_network_tests_failed(h)) continue;
+      const auto& j = m.hosts[static_cast<std::size_t>(h)];
+      const int tests = j ? j->tests : 0;
+      if (tests >= criteria_.max_tests) continue;
+      if (!j) {
+        need[static_cast<std::size_t>(h)] = true;
+        continue;
+      }
+      const double t = t_critical(criteria_.alpha / hypotheses(), j->df);
+      const bool blamed =
+          tests >= criteria_.min_tests && j->worse_log > margin_log(metric) && j->worse_log > t * j->se_log;
+      if (!blamed && !cleared(*j, margin_log(metric))) need[static_cast<std::size_t>(h)] = true;
+    }
+  }
+  std::vector<bool> busy(static_cast<std::size_t>(n_), false);
+  for (int id : pending_)
+    for (int h : tests_[static_cast<std::size_t>(id)].spec.hosts) busy[static_cast<std::size_t>(h)] = true;
+  const auto free = [&](int h) { return !busy[static_cast<std::size_t>(h)]; };
+  bool added = false;
+  if (!network_stage) {
+    for (int h = 0; h < n_; ++h)
+      if (need[static_cast<std::size_t>(h)] && free(h)) {
+        add_test(Stage::solo, {h});
+        added = true;
+      }
+    return added;
+  }
+  auto pair = [&](int h) {
+    // A free partner: a needy pool host first, then one h has not met, then the pool's order.
+    int best = -1, best_rank = 4;
+    for (int p : pool_) {
+      if (p == h || !free(p)) continue;
+      const int rank = (need[static_cast<std::size_t>(p)] ? 0 : 2) + (met(h, p) ? 1 : 0);
+      if (rank < best_rank) best = p, best_rank = rank;
+      if (rank == 0) break;
+    }
+    if (best < 0) return;
+    add_test(Stage::attribution, {h, best});
+    busy[static_cast<std::size_t>(h)] = busy[static_cast<std::size_t>(best)] = true;
+    added = true;
+  };
+  std::vector<bool> partner(static_cast<std::size_t>(n_), false);
+  for (int p : pool_) partner[static_cast<std::size_t>(p)] = true;
+  for (int h : ring_hosts_)
+    if (need[static_cast<std::size_t>(h)] && free(h) && !partner[static_cast<std::size_t>(h)]) pair(h);
+  for (int p : pool_)
+    if (need[static_cast<std::size_t>(p)] && free(p)) pair(p);
+  return added;
 }
 
 void Search::conclude() {
-  std::vector<int> solo_ok;
-  for (int h = 0; h < n_; ++h)
-    if (!excluded_[static_cast<std::size_t>(h)]) solo_ok.push_back(h);
-  for (Stage stage : {Stage::solo, Stage::ring}) {
-    for (Metric metric : {Metric::latency_us, Metric::busbw_gbps}) {
-      if (!judged(criteria_, metric)) continue;
-      Floor f = make_floor(stage, metric, stage == Stage::solo ? solo_ok : ring_hosts_);
-      if (f.hosts > 0) floors_.push_back(f);
+  std::vector<MetricState> states;
+  for (Stage stage : {Stage::solo, Stage::ring})
+    for (Metric metric : {Metric::latency_us, Metric::busbw_gbps})
+      if (judged(criteria_, metric)) states.push_back(judge_metric(stage, metric));
+
+  // The family: every host and metric with enough tests against a reference (Holm).
+  std::vector<double> p_values;
+  std::vector<std::pair<std::size_t, int>> index;  // (state, host)
+  for (std::size_t k = 0; k < states.size(); ++k)
+    for (int h = 0; h < n_; ++h)
+      if (const auto& j = states[k].hosts[static_cast<std::size_t>(h)];
+          states[k].judged && j && j->tests >= criteria_.min_tests) {
+        p_values.push_back(j->p_value);
+        index.emplace_back(k, h);
+      }
+  const auto reject = holm_reject(p_values, criteria_.alpha);
+  std::vector<std::vector<bool>> significant(states.size(), std::vector<bool>(static_cast<std::size_t>(n_), false));
+  for (std::size_t i = 0; i < index.size(); ++i)
+    significant[index[i].first][static_cast<std::size_t>(index[i].second)] = reject[i];
+
+  for (const MetricState& m : states) {
+    Floor f;
+    f.stage = m.stage;
+    f.metric = m.metric;
+    const auto& pool = pool_of(network(m.stage), m.metric);
+    for (int h : stage_hosts(network(m.stage))) f.hosts += !pool.empty() && pool[static_cast<std::size_t>(h)];
+    if (m.reference) {
+      const double level = std::exp(m.reference->level_log);
+      f.reference_tests = m.reference->tests;
+      f.fleet_median = level;
+      f.noise = m.reference->sigma_log;
+      f.noise_df = m.reference->df;
+      f.relative = higher_is_better(m.metric) ? level * (1.0 - criteria_.busbw_tolerance)
+                                              : level * (1.0 + criteria_.latency_tolerance);
     }
+    f.judged = m.judged;
+    if (network(m.stage))
+      f.absolute = higher_is_better(m.metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
+    if (f.relative && f.absolute) {
+      f.value = higher_is_better(m.metric) ? std::max(*f.relative, *f.absolute) : std::min(*f.relative, *f.absolute);
+    } else {
+      f.value = f.relative ? f.relative : f.absolute;
+    }
+    if (m.reference || f.absolute) floors_.push_back(f);
   }
 
   for (int h = 0; h < n_; ++h) {
@@ -389,22 +537,45 @@ void Search::conclude() {
       if (last_failed->spec.stage != Stage::attribution)
         r.reason += " (no host shown healthy to re-test beside: the pair is blamed)";
     }
-    for (const Floor& f : floors_) {
-      if (!f.value) continue;
-      const auto s = score(h, f.metric, network(f.stage));
-      if (!s) continue;
-      Evidence e{f.stage, f.metric, *s, *f.value, beyond(f.metric, *s, *f.value)};
+    for (std::size_t k = 0; k < states.size(); ++k) {
+      const MetricState& m = states[k];
+      const Floor* f = nullptr;
+      for (const Floor& x : floors_)
+        if (x.stage == m.stage && x.metric == m.metric) f = &x;
+      const bool net = network(m.stage);
+      const auto best = score(h, m.metric, net);
+      if (!f || !f->value || !best) continue;
+      Evidence e;
+      e.stage = m.stage;
+      e.metric = m.metric;
+      e.floor = *f->value;
+      e.measured = *best;
+      e.judged = false;
+      bool relative_beyond = false;
+      if (const auto& j = m.hosts[static_cast<std::size_t>(h)]; j && m.reference) {
+        e.measured = std::exp(m.reference->level_log) * j->ratio;
+        e.tests = j->tests;
+        e.ratio = j->ratio;
+        e.noise = j->se_log;
+        e.p_value = j->p_value;
+        relative_beyond = significant[k][static_cast<std::size_t>(h)] && j->worse_log > margin_log(m.metric);
+        e.judged = m.judged && (relative_beyond || cleared(*j, margin_log(m.metric)));
+      }
+      // The absolute floor: the host's best test beyond it (a pair is as fast as its slower host).
+      const bool absolute_beyond = net && f->absolute && beyond(m.metric, *best, *f->absolute);
+      if (absolute_beyond) e.judged = true;
+      e.beyond = relative_beyond || absolute_beyond;
       r.evidence.push_back(e);
       if (!e.beyond || net_failed) continue;
       r.verdict = Verdict::slow;
       if (!r.reason.empty()) r.reason += "; ";
-      r.reason += std::string(network(f.stage) ? "network " : "alone ") +
-                  (f.metric == Metric::busbw_gbps ? "busbw below the floor" : "latency above the ceiling");
+      r.reason += std::string(net ? "network " : "alone ") +
+                  (m.metric == Metric::busbw_gbps ? "busbw below the floor" : "latency above the ceiling");
       for (const auto& t : tests_) {
         if (!t.measurement || t.measurement->outcome != Outcome::ok || !contains(t.spec.hosts, h)) continue;
-        if (network(t.spec.stage) != network(f.stage)) continue;
-        const auto v = value_of(*t.measurement, f.metric);
-        if (v && beyond(f.metric, *v, *f.value) && !contains(r.implicating_tests, t.spec.id))
+        if (network(t.spec.stage) != net) continue;
+        const auto v = value_of(*t.measurement, m.metric);
+        if (v && beyond(m.metric, *v, e.floor) && !contains(r.implicating_tests, t.spec.id))
           r.implicating_tests.push_back(t.spec.id);
       }
     }

@@ -4,28 +4,33 @@
 // model of hosts. Both drive the same Search.
 //
 //   stage solo         each host alone (its local path: NVLink / shared memory), one test per host;
-//                      a host beyond the provisional floor alone is tested alone once more (the
-//                      best counts). A host that fails or cannot be reached alone is failed /
-//                      unreachable, and stays out of the network stages.
+//                      a host not yet clearly within or beyond the margin alone is tested alone
+//                      again (up to Criteria::max_tests). A host that fails or cannot be reached
+//                      alone is failed / unreachable, and stays out of the network stages.
 //   stage ring         the remaining hosts in a ring, each pair of neighbours one test over the
 //                      network: m tests for m hosts, in 2 rounds (3 when m is odd) when the
-//                      tests may all run at once. A pair is as fast as its slower host, so a host's
-//                      score is the best of its tests: a healthy host looks bad only when both
-//                      neighbours are bad.
-//   stage attribution  every suspect (score beyond the provisional floor, or every test failed)
-//                      re-tested beside a host the ring showed healthy, so the blame lands on a host
-//                      and not on a pair; a slow suspect still beyond after its re-test gets another
-//                      one beside a different healthy host (Criteria::confirm), so one noisy test
-//                      cannot blame a host.
+//                      tests may all run at once. A pair is as fast as its slower host, so the hosts
+//                      whose best test is within a provisional floor form the pool ("shown healthy").
+//   stage attribution  every host's evidence is its tests beside pool hosts. A host that fails every
+//                      network test is re-tested beside a pool host (a hang there is conclusive);
+//                      a host not yet clearly within or beyond the margin, or with fewer than
+//                      Criteria::min_tests tests beside pool hosts, is re-tested beside a pool host
+//                      it has not met, until it is clear or has max_tests.
 //
-// The floor is relative to the fleet (median and MAD of the hosts' scores for the same test) and,
-// when given, absolute. Both small-message latency and bandwidth-bound busbw are judged.
+// Judging (judge.hpp, docs/screen.md): a host's tests that count against the reference (the pool's
+// tests among themselves) on a log scale, with the noise measured from the tests; blamed only
+// beyond the margin (--tolerance) and significant at family-wise level alpha over all hosts and
+// metrics (Holm). A metric whose noise exceeds the margin is "not judged". When given, an absolute
+// floor judges the network tests too.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "screen/judge.hpp"
 
 namespace ccbench::screen {
 
@@ -52,47 +57,64 @@ struct Measurement {
   std::optional<double> latency_us;  // median time of the small message
   std::optional<double> busbw_gbps;  // busbw of the large message
   std::string reason;                // why, when not ok
+  // Failed before any rank started, and not at a deadline (a launcher's transient error, e.g. two
+  // mpiruns racing for one session folder): a solo test like that is run once more before the host
+  // is called failed.
+  bool retry = false;
 };
 
 struct Criteria {
-  // Relative floor of busbw: median - max(tolerance * median, mad_k * 1.4826 * MAD) over the hosts'
-  // scores; the latency ceiling likewise above the median. (Scores are a host's best test and a
-  // suspect is re-tested before it is blamed, so 3 MADs keep false blame rare: docs/screen.md.)
+  // Margins: a host is slow only when its tests beside healthy hosts are, on (geometric) average,
+  // more than busbw_tolerance below the fleet's busbw, or more than latency_tolerance above the
+  // fleet's small-message time (1.0: twice it), AND that is significant against the noise the
+  // tests measured, at family-wise level alpha over every host and metric judged (Holm). A metric
+  // whose noise is too large to tell a host at the margin from a healthy one is "not judged".
   double busbw_tolerance = 0.2;
   double latency_tolerance = 1.0;
-  double mad_k = 3.0;
-  // Which metrics are judged (both by default; an emulated fabric without a latency model judges
-  // busbw only: its small-message times measure CPU scheduling).
+  double alpha = 0.05;
+  // Which metrics are judged (both by default). Others are measured and recorded only.
   bool judge_busbw = true;
   bool judge_latency = true;
-  // Fewer hosts than this with a score: no relative floor (one bad host would move the median).
+  // Fewer hosts than this shown healthy: no fleet to compare with (one bad host would move it).
   int min_fleet = 3;
-  // Re-tests beside healthy hosts a slow suspect gets at most; it is cleared by the first that
-  // passes (a hang beside a healthy host is conclusive at the first).
-  int confirm = 2;
+  // Tests beside hosts shown healthy a host needs before it may be blamed, and the most it gets:
+  // a host that is neither clearly within the margin nor clearly beyond it is re-tested (beside a
+  // healthy host it has not met, while there are any) until it is, or until max_tests.
+  int min_tests = 2;
+  int max_tests = 4;
   // Absolute floors of the network tests (pairs), when known.
   std::optional<double> expect_busbw_gbps;
   std::optional<double> expect_latency_us;
 };
 
-// The floor (busbw) or ceiling (latency) one metric of one stage was judged against.
+// What one metric of one stage was judged against.
 struct Floor {
   Stage stage = Stage::ring;  // ring: the network floor (ring and attribution tests)
   Metric metric = Metric::busbw_gbps;
-  int hosts = 0;  // hosts whose scores it was computed from
-  std::optional<double> fleet_median;
-  std::optional<double> fleet_mad;
-  std::optional<double> relative;  // from the fleet
-  std::optional<double> absolute;  // given
-  std::optional<double> value;     // the one applied: the stricter of the two
+  int hosts = 0;                       // hosts shown healthy (whose tests together are the reference)
+  int reference_tests = 0;             // tests among those hosts
+  std::optional<double> fleet_median;  // median of the reference tests
+  std::optional<double> noise;         // per-test noise: pooled SD of ln(value) (about the CV)
+  std::optional<double> noise_df;      // its degrees of freedom
+  std::optional<double> relative;      // the margin: fleet_median x (1 - tolerance), or x (1 + tolerance)
+  std::optional<double> absolute;      // given
+  std::optional<double> value;         // the stricter of the two
+  // False when even max_tests tests per host could not tell a host at the margin from a healthy
+  // one (noise beyond the margin): its hosts are "not judged" unless the evidence is overwhelming.
+  bool judged = true;
 };
 
 struct Evidence {
   Stage stage = Stage::ring;
   Metric metric = Metric::busbw_gbps;
-  double measured = 0;  // the host's score: its best test
-  double floor = 0;     // Floor::value
-  bool beyond = false;  // below the floor (busbw) or above the ceiling (latency)
+  double measured = 0;            // geometric mean of the tests that count (the best test where none does)
+  double floor = 0;               // Floor::value
+  int tests = 0;                  // tests that count: beside hosts shown healthy (solo: alone)
+  std::optional<double> ratio;    // measured over the fleet's median
+  std::optional<double> noise;    // standard error of ln(ratio): the host's own noise and the fleet's
+  std::optional<double> p_value;  // one-sided, unadjusted: no worse than the fleet
+  bool beyond = false;            // blamed on this metric (beyond the margin and significant, or the absolute floor)
+  bool judged = true;             // false: too few tests or noise beyond the margin ("not judged")
 };
 
 struct HostResult {
@@ -126,22 +148,38 @@ class Search {
 
  private:
   enum class Phase { solo, ring, attribution, done };
+  // One metric of one stage: the reference and each host's judgement (before Holm).
+  struct MetricState {
+    Stage stage = Stage::ring;
+    Metric metric = Metric::busbw_gbps;
+    std::optional<Reference> reference;
+    bool judged = true;  // see Floor::judged
+    std::vector<std::optional<HostJudgement>> hosts;
+  };
   void plan_solo();
   void plan_ring();
   void plan_attribution();
-  bool plan_confirmation();       // false: nothing more to test
-  bool plan_solo_confirmation();  // likewise, for hosts beyond the provisional floor alone
+  bool plan_repeats(bool network_stage);  // false: nothing more to test
   // Provisional floor/ceiling of a stage's scores (upper/lower quartile -/+ the tolerance, or the
-  // absolute one): whom to re-test.
+  // absolute one): who is a suspect, i.e. not part of the reference.
   std::vector<std::optional<double>> provisional_limits(bool network_stage, const std::vector<int>& hosts) const;
-  bool beyond_provisional(int host, bool network_stage, const std::vector<std::optional<double>>& limits) const;
-  bool beyond_limits(int host) const;
+  // The pools by metric (index: busbw 0, latency 1): the hosts within that metric's provisional
+  // floor. A host noisy in one metric still serves as a reference for the other.
+  std::array<std::vector<bool>, 2> make_pools(bool network_stage, const std::vector<int>& hosts) const;
   void conclude();
   std::vector<TestSpec> take_round();
   int add_test(Stage stage, std::vector<int> hosts);
   // The host's best value of `metric` over its ok tests of the given stages (nullopt: none).
   std::optional<double> score(int host, Metric metric, bool network) const;
-  Floor make_floor(Stage stage, Metric metric, const std::vector<int>& hosts) const;
+  // ln(value) of the host's ok tests that count: solo, its own; network, those whose other hosts
+  // are all in the pool.
+  std::vector<double> evidence_logs(int host, Metric metric, bool network) const;
+  bool met(int a, int b) const;  // a network test of both
+  std::vector<int> stage_hosts(bool network) const;
+  const std::vector<bool>& pool_of(bool network, Metric metric) const;
+  MetricState judge_metric(Stage stage, Metric metric) const;
+  double margin_log(Metric metric) const;
+  int hypotheses() const;  // the most hosts x metrics the family can hold (Bonferroni level)
   bool all_network_tests_failed(int host) const;
 
   int n_;
@@ -156,8 +194,9 @@ class Search {
   std::vector<bool> excluded_;  // failed or unreachable alone: out of the network stages
   std::vector<int> ring_hosts_;
   std::vector<int> suspects_;
-  std::vector<int> pool_;                     // hosts the ring showed healthy, best first
-  std::vector<std::optional<double>> limit_;  // provisional floor (busbw) and ceiling (latency)
+  std::vector<int> pool_;  // partners for re-tests: the busbw pool (else latency's), best first
+  std::array<std::vector<bool>, 2> net_pool_, solo_pool_;  // by metric, by host (make_pools)
+  std::vector<std::vector<int>> host_tests_;               // test ids by host
   std::vector<HostResult> hosts_;
   std::vector<Floor> floors_;
 };

@@ -33,5 +33,49 @@ expect 2 "ccbench screen: -b/--small-bytes 4M and -e/--large-bytes 8: need 0 < s
 expect 2 "ccbench screen: --path: only with --backend nccl" -- "$ccbench" screen --hosts a,b --path efa --out "$work/o"
 expect 3 "ccbench screen: cannot run: the launcher 'mpirun' is not on PATH" -- \
   env PATH=/nonexistent "$ccbench" screen --hosts a,b --out "$work/o"
+# Hostile input (each failed before its fix: every host blamed, a silent "all healthy", a hang, a
+# result lost after the whole screen).
+expect 2 "ccbench screen: -b/--small-bytes 1: allreduce of float over 1 ranks carries 0 bytes, not 1: give a multiple of 4 bytes" -- \
+  "$ccbench" screen --hosts a,b -b 1 --out "$work/o"
+expect 2 "ccbench screen: -b/--small-bytes 9: allreduce of float over 1 ranks carries 8 bytes, not 9: give a multiple of 4 bytes" -- \
+  "$ccbench" screen --hosts a,b -b 9 --out "$work/o"
+expect 2 "ccbench screen: -b/--small-bytes 8: allgather of float over 4 ranks carries 0 bytes, not 8: give a multiple of 16 bytes" -- \
+  "$ccbench" screen --hosts a,b --op allgather --ranks-per-host 2 -b 8 --out "$work/o"
+expect 2 "ccbench screen: -e/--large-bytes 262145: allreduce of float over 1 ranks carries 262144 bytes, not 262145: give a multiple of 4 bytes" -- \
+  "$ccbench" screen --hosts a,b -e 262145 --out "$work/o"
+for flag in --tolerance --latency-tolerance --alpha --expect-busbw --expect-latency-us -T --test-timeout --max-time-per-size; do
+  long=$flag
+  [[ $flag == -T ]] && long=--timeout
+  expect 2 "ccbench screen: $long: 'nan' is not a finite number" -- "$ccbench" screen --hosts a,b "$flag" nan --out "$work/o"
+done
+expect 2 "ccbench screen: --healthy-out and --exclude-out: both are $work/x; give two files" -- \
+  "$ccbench" screen --hosts a,b --healthy-out "$work/x" --exclude-out "$work/./x" --out "$work/o"
+expect 2 "ccbench screen: --healthy-out /nonexistent/dir/h.txt: folder /nonexistent/dir does not exist or is not writable (checked before any test)" -- \
+  "$ccbench" screen --hosts a,b --healthy-out /nonexistent/dir/h.txt --out "$work/o"
+expect 2 "ccbench screen: -n/--iters 0: give a count of samples >= 1, or auto" -- "$ccbench" screen --hosts a,b -n 0 --out "$work/o"
+mkfifo "$work/fifo"
+expect 2 "ccbench screen: --hostfile $work/fifo: is a FIFO (named pipe), not a regular file" -- \
+  timeout 10 "$ccbench" screen --hostfile "$work/fifo" --out "$work/o"
+expect 2 "ccbench screen: SLURM_JOB_NODELIST: 'm[0-9]': more than 100000 hosts" -- \
+  timeout 10 env SLURM_JOB_NODELIST='n[0-99999],m[0-9]' "$ccbench" screen --out "$work/o"
+# --help states the defaults every screen.json records (one source: Criteria).
+help=$("$ccbench" screen --help)
+for want in "fleet's latency (1)" "fleet's busbw (0.2)" "hosts and metrics (0.05)" "gets at most (4)"; do
+  [[ $help == *"$want"* ]] || { echo "FAIL: --help lacks '$want'"; failures=$((failures + 1)); }
+done
 [[ ! -e $work/o ]] || { echo "FAIL: a usage error created --out"; failures=$((failures + 1)); }
+# 120-character host names: test files named by host index (a launcher that fails at once stands in
+# for one that cannot reach them); every test's log exists, so the screen names the launcher's error.
+mkdir "$work/bin"
+printf '#!/bin/sh\necho "mpirun: cannot start" >&2\nexit 1\n' >"$work/bin/mpirun"
+chmod +x "$work/bin/mpirun"
+long=$(printf 'h%.0s' $(seq 120))
+rc=0
+err=$(PATH="$work/bin:$PATH" "$ccbench" screen --hosts "${long}1,${long}2,${long}3" --out "$work/long" 2>&1) || rc=$?
+if [[ $rc -ne 3 || ! -f $work/long/tests/000-solo-host0.log || $err == *"could not start the launcher"* ]]; then
+  echo "FAIL: 120-character host names: exit $rc, $(ls "$work/long/tests" 2>&1 | head -3 | tr '\n' ' ')"
+  failures=$((failures + 1))
+else
+  echo "ok: 120-character host names: test files by host index, exit 3"
+fi
 exit "$failures"

@@ -52,5 +52,12 @@ TEST(ScreenHosts, SlurmNodelist) {
   EXPECT_THROW(expand_slurm_nodelist("n[1-2],n2", "S"), UsageError);
 }
 
+TEST(ScreenHosts, SlurmRangeAtTheLargestNumberDoesNotWrap) {
+  // Before: the counter wrapped past 2^64 - 1 and the expansion never ended.
+  EXPECT_EQ(expand_slurm_nodelist("n[18446744073709551615]", "v"), (std::vector<std::string>{"n18446744073709551615"}));
+  EXPECT_EQ(expand_slurm_nodelist("n[18446744073709551614-18446744073709551615]", "v").size(), 2u);
+  EXPECT_THROW(expand_slurm_nodelist("n[0-18446744073709551615]", "v"), UsageError);
+}
+
 }  // namespace
 }  // namespace ccbench::screen

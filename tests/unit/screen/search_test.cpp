@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -82,44 +83,55 @@ TEST(ScreenSearch, OneSlowLinkIsNamedWithItsEvidence) {
   f.busbw[3] = 0.55;
   const Search s = run(f);
   EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, S, H, H}));
-  // Only host 3 is a suspect (2 and 4 have a fast test with their other neighbour): re-tested
-  // beside the first host of the healthy pool, and, still slow, beside the second.
-  ASSERT_EQ(s.tests().size(), 14u);
-  EXPECT_EQ(s.tests()[12].spec.stage, Stage::attribution);
-  EXPECT_EQ(s.tests()[12].spec.hosts, (std::vector<int>{3, 0}));
-  EXPECT_EQ(s.tests()[13].spec.hosts, (std::vector<int>{3, 1}));
-  EXPECT_EQ(s.rounds(), 5);
+  // Host 3's two ring tests are beside hosts the ring showed healthy (2 and 4 have a fast test with
+  // their other neighbour): two tests that count, no noise, 45% below the fleet: no re-test needed.
+  EXPECT_EQ(s.tests().size(), 12u);
+  EXPECT_EQ(s.rounds(), 3);
   const HostResult& h = s.hosts()[3];
   EXPECT_EQ(h.reason, "network busbw below the floor");
-  // Ring tests (2,3)=id 7 and (3,4)=id 10, and the re-tests 12 and 13.
-  EXPECT_EQ(h.implicating_tests, (std::vector<int>{7, 10, 12, 13}));
+  // Ring tests (2,3)=id 7 and (3,4)=id 10.
+  EXPECT_EQ(h.implicating_tests, (std::vector<int>{7, 10}));
   bool found = false;
   for (const auto& e : h.evidence) {
     if (e.stage == Stage::ring && e.metric == Metric::busbw_gbps) {
       found = true;
       EXPECT_DOUBLE_EQ(e.measured, 0.55);
-      EXPECT_DOUBLE_EQ(e.floor, 0.8);  // median 1, MAD 0: 1 - 0.2 * 1
+      EXPECT_DOUBLE_EQ(e.floor, 0.8);  // reference median 1: 1 x (1 - 0.2)
+      EXPECT_EQ(e.tests, 2);
+      EXPECT_NEAR(*e.ratio, 0.55, 1e-12);
       EXPECT_TRUE(e.beyond);
+      EXPECT_TRUE(e.judged);
     }
   }
   EXPECT_TRUE(found);
 }
 
-TEST(ScreenSearch, FloorUsesMadWhenTheFleetIsNoisierThanTheTolerance) {
+TEST(ScreenSearch, TheFloorIsTheMarginBelowTheReferenceMedianWithItsMeasuredNoise) {
   Fleet f = healthy(5);
   f.busbw = {1.0, 0.9, 1.1, 0.8, 1.2};  // a pair runs at the slower host's busbw
-  const Search s = run(f);
+  Criteria c;
+  c.max_tests = 2;  // the ring's two tests per host: no re-tests, so the reference is the ring
+  const Search s = run(f, c);
   bool found = false;
   for (const Floor& fl : s.floors()) {
     if (fl.stage != Stage::ring || fl.metric != Metric::busbw_gbps) continue;
     found = true;
-    // Ring (0,1)=0.9 (2,3)=0.8 (4,0)=1.0 (1,2)=0.9 (3,4)=0.8: best per host 1.0 0.9 0.9 0.8 1.0.
-    // Median 0.9, all within the 20% band: MAD 0.1, and 3 scaled MADs exceed 20% of the median.
-    EXPECT_DOUBLE_EQ(*fl.fleet_median, 0.9);
-    EXPECT_NEAR(*fl.fleet_mad, 0.1, 1e-12);
-    EXPECT_NEAR(*fl.value, 0.9 - 3 * 1.4826 * 0.1, 1e-12);
+    // Ring (0,1)=0.9 (2,3)=0.8 (4,0)=1.0 (1,2)=0.9 (3,4)=0.8; every host's best is within the
+    // provisional floor (0.8 x the upper quartile 1.0), so all five tests are the reference.
+    EXPECT_EQ(fl.reference_tests, 5);
+    EXPECT_EQ(fl.hosts, 5);
+    EXPECT_NEAR(*fl.fleet_median, 0.9, 1e-12);
+    EXPECT_NEAR(*fl.value, 0.72, 1e-12);  // 0.9 x (1 - 0.2)
+    const double l[] = {std::log(0.9), std::log(0.8), std::log(1.0), std::log(0.9), std::log(0.8)};
+    double mean = 0, ss = 0;
+    for (double x : l) mean += x / 5;
+    for (double x : l) ss += (x - mean) * (x - mean);
+    EXPECT_NEAR(*fl.noise, std::sqrt(ss / 4), 1e-12);
+    EXPECT_DOUBLE_EQ(*fl.noise_df, 4.0);
+    EXPECT_TRUE(fl.judged);
   }
   EXPECT_TRUE(found);
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H}));
 }
 
 TEST(ScreenSearch, BadHostsInflateNeitherMedianNorSpread) {
@@ -176,6 +188,34 @@ TEST(ScreenSearch, FailuresAloneKeepAHostOutOfTheNetworkStages) {
   }
 }
 
+TEST(ScreenSearch, ALauncherFailureAloneIsRetriedOnceBeforeTheHostIsFailed) {
+  // Host 1's first test alone fails before any rank starts (retry); host 2's fails twice.
+  Search s(6, {}, 0);
+  int solo_of_2 = 0;
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      m.latency_us = 10;
+      if (t.stage != Stage::solo) m.busbw_gbps = 1;
+      const bool first_of_1 = t.stage == Stage::solo && t.hosts[0] == 1 && t.id == 1;
+      const bool of_2 = t.stage == Stage::solo && t.hosts[0] == 2 && ++solo_of_2 > 0;
+      if (first_of_1 || of_2) {
+        m = {};
+        m.outcome = Outcome::failed;
+        m.reason = "mkdir: File exists (launcher exit 1)";
+        m.retry = true;
+      }
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, F, H, H, H}));
+  EXPECT_EQ(solo_of_2, 2);
+  EXPECT_EQ(s.hosts()[2].reason, "mkdir: File exists (launcher exit 1)");
+  for (const auto& t : s.tests())
+    if (t.spec.stage != Stage::solo) {
+      EXPECT_FALSE(t.spec.hosts[0] == 2 || t.spec.hosts[1] == 2);
+    }
+}
+
 TEST(ScreenSearch, HighLatencyIsJudgedToo) {
   Fleet f = healthy(6);
   f.latency[0] = 40;  // 4x the others; the ceiling is 2x the median
@@ -221,22 +261,63 @@ TEST(ScreenSearch, TwoHostsHaveNoRelativeFloorAndAFailedPairBlamesBoth) {
   EXPECT_EQ(s.hosts()[0].reason, "timeout (no host shown healthy to re-test beside: the pair is blamed)");
 }
 
-TEST(ScreenSearch, ASuspectClearedByItsFirstRetestIsNotRetestedAgain) {
-  // Host 1's ring tests are both slow by noise, its re-test is not.
-  Search s(6, {}, 0);
+TEST(ScreenSearch, AHostNearTheMarginIsRetestedUntilItIsClear) {
+  // A fleet with 5% noise; host 1's ring tests came out 20% and 14% low (noise), its re-tests
+  // beside healthy hosts do not: re-tested (beside hosts it has not met) until cleared.
+  Search s(7, {}, 0);
   for (auto round = s.next_round(); !round.empty(); round = s.next_round())
     for (const auto& t : round) {
       Measurement m;
       m.latency_us = 10;
-      if (t.stage != Stage::solo)
-        m.busbw_gbps = (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) ? 0.5 : 1.0;
+      if (t.stage == Stage::ring && (t.hosts[0] == 1 || t.hosts[1] == 1)) {
+        m.busbw_gbps = t.hosts[0] == 1 ? 0.80 : 0.86;
+      } else if (t.stage != Stage::solo) {
+        m.busbw_gbps = t.id % 2 ? 0.95 : 1.05;
+      }
       s.record(t.id, m);
     }
-  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H}));
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H, H, H}));
   int retests = 0;
-  for (const auto& t : s.tests()) retests += t.spec.stage == Stage::attribution;
-  // 0 and 2 have a fast test with their other neighbour: only 1 is a suspect.
-  EXPECT_EQ(retests, 1);
+  std::set<int> partners;
+  for (const auto& t : s.tests())
+    if (t.spec.stage == Stage::attribution && t.spec.hosts[0] == 1) {
+      ++retests;
+      partners.insert(t.spec.hosts[1]);
+    }
+  EXPECT_GE(retests, 1);
+  EXPECT_LE(retests, Criteria{}.max_tests - 2);                   // two ring tests already count
+  EXPECT_EQ(partners.size(), static_cast<std::size_t>(retests));  // a different healthy host each time
+  EXPECT_EQ(partners.count(0) + partners.count(2), 0u);           // not its ring neighbours
+}
+
+TEST(ScreenSearch, AMetricNoisierThanItsMarginIsNotJudgedAndBlamesNobody) {
+  // Latency scatters by a factor of up to 100 from test to test (CPU scheduling on a shared
+  // machine): far more than the 2x margin. Busbw is quiet, host 4's 40% slow.
+  Search s(7, {}, 0);
+  const double scatter[] = {1, 60, 2, 100, 1.5, 30, 1, 80, 3, 1, 50, 2, 1, 90, 1, 40, 2, 70, 1, 5, 1, 60, 2, 30};
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) {
+      Measurement m;
+      m.latency_us = 15 * scatter[t.id % 24];
+      if (t.stage != Stage::solo) m.busbw_gbps = (t.hosts[0] == 4 || t.hosts[1] == 4) ? 0.6 : (t.id % 2 ? 0.97 : 1.03);
+      s.record(t.id, m);
+    }
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, S, H, H}));
+  EXPECT_EQ(s.hosts()[4].reason, "network busbw below the floor");
+  int latency_floors = 0;
+  for (const Floor& fl : s.floors())
+    if (fl.metric == Metric::latency_us) {
+      ++latency_floors;
+      EXPECT_FALSE(fl.judged);
+      EXPECT_GT(*fl.noise, std::log(2.0));
+    }
+  EXPECT_EQ(latency_floors, 2);  // alone and network
+  for (const HostResult& h : s.hosts())
+    for (const Evidence& e : h.evidence)
+      if (e.metric == Metric::latency_us) {
+        EXPECT_FALSE(e.judged);
+        EXPECT_FALSE(e.beyond);
+      }
 }
 
 TEST(ScreenSearch, ConcurrencyOneRunsOneTestPerRound) {
