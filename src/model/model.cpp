@@ -419,6 +419,9 @@ Model Model::load(const std::filesystem::path& path) {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw ParseError(fmt::format("{}: not JSON (byte {})", path.string(), e.byte));
+  } catch (const json::out_of_range& e) {
+    // A number too large for a double (1e999) is valid JSON text nlohmann cannot hold.
+    throw ParseError(fmt::format("{}: a number out of range ({})", path.string(), e.what()));
   }
   return from_json(j, path.string());
 }
