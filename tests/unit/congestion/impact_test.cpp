@@ -44,8 +44,8 @@ TEST(Impact, RowPoolsSamplesForTheTableAndPairsTrialsForTheFactor) {
   EXPECT_EQ(r.isolated_samples, 6u);
   // per-trial medians: 2 -> 4 (x2), 3 -> 9 (x3): geometric mean sqrt(6)
   EXPECT_NEAR(r.median.estimate, std::sqrt(6.0), 1e-12);
-  // p99 (type 7): trial 0: 2.98 -> 5.96 (x2); trial 1: 3.98 -> 11.94 (x3)
-  EXPECT_NEAR(r.p99.estimate, std::sqrt(6.0), 1e-12);
+  // p99 needs at least 5 samples a phase (issue 23): with 3 a trial no p99 factor is computed.
+  EXPECT_EQ(r.p99.estimate, 0.0);
   EXPECT_EQ(test_name("alltoall", 1 << 20), "alltoall 1M");
 }
 
