@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -598,11 +600,13 @@ int screen_main(int argc, char** argv) {
     if (const auto op = parse_op(o.op)) {
       for (const auto& [flag, text, size] : {std::tuple{"-b/--small-bytes", small, o.small_bytes},
                                              std::tuple{"-e/--large-bytes", large, o.large_bytes}}) {
-        for (int ranks : {o.ranks_per_host, 2 * o.ranks_per_host}) {
+        const std::array<int, 2> rank_counts{o.ranks_per_host, 2 * o.ranks_per_host};  // one host, a pair
+        for (int ranks : rank_counts) {
           const OpLayout layout = layout_for(*op, DType::float32, size, ranks);
           if (layout.count != 0 && layout.bytes == size) continue;
-          constexpr std::uint64_t big = 1ull << 40;
-          const std::uint64_t granule = big / layout_for(*op, DType::float32, big, ranks).count;
+          // A size both a one-host test and a pair test carry whole.
+          const std::uint64_t granule = std::lcm(whole_size_granule_bytes(*op, DType::float32, rank_counts[0]),
+                                                 whole_size_granule_bytes(*op, DType::float32, rank_counts[1]));
           throw UsageError(
               fmt::format("{} {}: {} of float over {} ranks carries {} bytes, not {}: give a multiple of {} bytes",
                           flag, text, o.op, ranks, layout.bytes, size, granule));

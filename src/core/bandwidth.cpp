@@ -41,16 +41,33 @@ OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks)
   return layout;
 }
 
+std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks) {
+  const std::uint64_t elt = info(dtype).size_bytes;
+  const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
+  switch (op) {
+    case Op::allgather:
+    case Op::reduce_scatter:
+    case Op::alltoall:
+      return (elt >= 16 ? elt : 16) * n;
+    default:
+      return elt;
+  }
+}
+
 double bus_factor(Op op, int nranks) {
   const double n = nranks < 1 ? 1.0 : static_cast<double>(nranks);
   switch (op) {
-    case Op::allreduce: return 2.0 * (n - 1.0) / n;
+    case Op::allreduce:
+      return 2.0 * (n - 1.0) / n;
     case Op::allgather:
     case Op::reduce_scatter:
-    case Op::alltoall: return (n - 1.0) / n;
+    case Op::alltoall:
+      return (n - 1.0) / n;
     // Both directions carry `bytes` at once: busbw is the aggregate, algbw one direction.
-    case Op::fabric_bibw: return 2.0;
-    default: return 1.0;
+    case Op::fabric_bibw:
+      return 2.0;
+    default:
+      return 1.0;
   }
 }
 

@@ -25,6 +25,11 @@ std::uint64_t per_rank_count(std::uint64_t total_count, std::uint64_t element_by
 // whose S is a total over ranks). A zero count means the size is too small for this op and rank count.
 OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks);
 
+// The smallest size layout_for carries whole (bytes == nominal_bytes, count > 0): a whole element,
+// or for the ops whose size is a total over ranks a whole 16 bytes per rank (element size if larger)
+// times the rank count. Every size that is a multiple of it is carried whole.
+std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks);
+
 // busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
 // broadcast and point-to-point 1, except fabric_bibw 2 (busbw counts both directions).
 double bus_factor(Op op, int nranks);

@@ -39,7 +39,7 @@ expect 2 "ccbench screen: -b/--small-bytes 1: allreduce of float over 1 ranks ca
   "$ccbench" screen --hosts a,b -b 1 --out "$work/o"
 expect 2 "ccbench screen: -b/--small-bytes 9: allreduce of float over 1 ranks carries 8 bytes, not 9: give a multiple of 4 bytes" -- \
   "$ccbench" screen --hosts a,b -b 9 --out "$work/o"
-expect 2 "ccbench screen: -b/--small-bytes 8: allgather of float over 4 ranks carries 0 bytes, not 8: give a multiple of 16 bytes" -- \
+expect 2 "ccbench screen: -b/--small-bytes 8: allgather of float over 2 ranks carries 0 bytes, not 8: give a multiple of 64 bytes" -- \
   "$ccbench" screen --hosts a,b --op allgather --ranks-per-host 2 -b 8 --out "$work/o"
 expect 2 "ccbench screen: -e/--large-bytes 262145: allreduce of float over 1 ranks carries 262144 bytes, not 262145: give a multiple of 4 bytes" -- \
   "$ccbench" screen --hosts a,b -e 262145 --out "$work/o"

@@ -10,10 +10,10 @@ namespace ccbench {
 namespace {
 
 TEST(BusFactor, HandComputed) {
-  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 2), 1.0);      // 2*(2-1)/2
-  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 4), 1.5);      // 2*3/4
-  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 8), 1.75);     // 2*7/8
-  EXPECT_DOUBLE_EQ(bus_factor(Op::allgather, 4), 0.75);     // 3/4
+  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 2), 1.0);   // 2*(2-1)/2
+  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 4), 1.5);   // 2*3/4
+  EXPECT_DOUBLE_EQ(bus_factor(Op::allreduce, 8), 1.75);  // 2*7/8
+  EXPECT_DOUBLE_EQ(bus_factor(Op::allgather, 4), 0.75);  // 3/4
   EXPECT_DOUBLE_EQ(bus_factor(Op::reduce_scatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(bus_factor(Op::alltoall, 2), 0.5);
   EXPECT_DOUBLE_EQ(bus_factor(Op::broadcast, 8), 1.0);
@@ -104,6 +104,34 @@ TEST(Layout, PerRankCountsRoundedLikeNcclTests) {
         // The ops whose count is the whole buffer are not divided or rounded (all_reduce.cu, broadcast.cu).
         ASSERT_EQ(layout_for(Op::allreduce, d, bytes, n).count, bytes / elt);
         ASSERT_EQ(layout_for(Op::broadcast, d, bytes, n).count, bytes / elt);
+      }
+    }
+  }
+}
+
+TEST(Layout, WholeSizeGranuleIsTheSmallestSizeCarriedWhole) {
+  // By hand: allgather of float over 2 ranks needs 16 B a rank, so 32 B; over 3 ranks, 48 B;
+  // allreduce needs a whole element; double alltoall over 4 ranks, 64 B; complex-free 8-byte types
+  // are below 16 B, so 16 B a rank still.
+  EXPECT_EQ(whole_size_granule_bytes(Op::allgather, DType::float32, 2), 32u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::reduce_scatter, DType::float32, 3), 48u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::allreduce, DType::float32, 8), 4u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::alltoall, DType::float64, 4), 64u);
+  // Against layout_for itself: the granule and its multiples are carried whole, and no smaller
+  // positive size is.
+  for (const int n : {1, 2, 3, 4, 8}) {
+    for (const DType d : all_dtypes()) {
+      for (const Op op : {Op::allreduce, Op::broadcast, Op::allgather, Op::reduce_scatter, Op::alltoall}) {
+        const std::uint64_t g = whole_size_granule_bytes(op, d, n);
+        const std::string where = std::string(name(op)) + " " + std::string(name(d)) + " on " + std::to_string(n);
+        for (std::uint64_t k = 1; k <= 5; ++k) {
+          const OpLayout l = layout_for(op, d, k * g, n);
+          ASSERT_TRUE(l.count > 0 && l.bytes == k * g) << where << " at " << k * g;
+        }
+        for (std::uint64_t b = 1; b < g; ++b) {
+          const OpLayout l = layout_for(op, d, b, n);
+          ASSERT_FALSE(l.count > 0 && l.bytes == b) << where << " at " << b;
+        }
       }
     }
   }
