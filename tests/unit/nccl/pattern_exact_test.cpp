@@ -241,26 +241,6 @@ TEST(PatternExact, AvgIsExactOrWithinOneUlp) {
   }
 }
 
-// NCCL's avg scale for a floating type: float(1.0 / n) converted to the type (enqueue.cc), with
-// CUDA's own host conversions (subnormals included), as a double.
-double nccl_avg_scale(DType d, int n) {
-  const float f = static_cast<float>(1.0 / n);
-  switch (d) {
-    case DType::float16:
-      return __half2float(__float2half_rn(f));
-    case DType::bfloat16:
-      return __bfloat162float(__float2bfloat16_rn(f));
-    case DType::fp8_e4m3:
-      return static_cast<float>(__nv_fp8_e4m3(f));
-    case DType::fp8_e5m2:
-      return static_cast<float>(__nv_fp8_e5m2(f));
-    case DType::float32:
-      return f;
-    default:
-      return 1.0 / n;
-  }
-}
-
 // `v` converted to the type and back (CUDA's host conversions).
 double in_type(DType d, double v) {
   const auto f = static_cast<float>(v);
@@ -275,6 +255,22 @@ double in_type(DType d, double v) {
       return static_cast<float>(__nv_fp8_e5m2(f));
     default:
       return f;
+  }
+}
+
+// NCCL's avg scale for a floating type: float(1.0 / n) converted to the type (enqueue.cc), with
+// CUDA's own host conversions (subnormals included), as a double. float64 and the integer types
+// use 1.0 / n unrounded.
+double nccl_avg_scale(DType d, int n) {
+  switch (d) {
+    case DType::float16:
+    case DType::bfloat16:
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+    case DType::float32:
+      return in_type(d, static_cast<float>(1.0 / n));
+    default:
+      return 1.0 / n;
   }
 }
 
