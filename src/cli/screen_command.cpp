@@ -142,7 +142,12 @@ std::vector<std::string> launcher_argv(const ScreenOptions& o, const std::vector
     for (const auto& h : hosts) spec.push_back(fmt::format("{}:{}", h, o.ranks_per_host));
     a = {"mpirun", "-np", std::to_string(ranks), "--host", join(spec, ",")};
   } else {
-    a = {"srun", fmt::format("--nodes={}", hosts.size()), fmt::format("--ntasks-per-node={}", o.ranks_per_host),
+    // --ntasks too: inside an allocation srun otherwise takes the allocation's SLURM_NTASKS and
+    // refuses a step on fewer nodes ("More processors requested than permitted").
+    a = {"srun",
+         fmt::format("--nodes={}", hosts.size()),
+         fmt::format("--ntasks={}", ranks),
+         fmt::format("--ntasks-per-node={}", o.ranks_per_host),
          fmt::format("--nodelist={}", join(hosts, ","))};
   }
   a.insert(a.end(), o.launcher_args.begin(), o.launcher_args.end());
