@@ -15,16 +15,6 @@ constexpr double kLeft = 180, kRight = 18, kTop = 34, kAxis = 48, kLegendRow = 1
 
 double usable(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
 
-// A 1-2-5 step giving at most about `target` intervals over [0, span].
-double tick_step(double span, int target) {
-  const double raw = span / target;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (m * mag >= raw) return m * mag;
-  }
-  return 10 * mag;
-}
-
 }  // namespace
 
 std::string svg_stacked_bars(const BarChartSpec& spec, const std::vector<BarSegment>& segments,
@@ -48,7 +38,7 @@ std::string svg_stacked_bars(const BarChartSpec& spec, const std::vector<BarSegm
       "<title>{2}</title>\n<text x=\"{3:.1f}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\" "
       "font-weight=\"bold\">{2}</text>\n",
       width, height, xml_escape(spec.title), width / 2);
-  const double step = tick_step(total, 6);
+  const double step = nice_step(total, 6);
   for (double v = 0; v <= total + step * 1e-6; v += step) {
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#dddddd\"/>"
