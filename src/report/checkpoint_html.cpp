@@ -105,7 +105,7 @@ std::string checkpoint_html_section(const std::vector<ResultFile>& files, const 
         table += fmt::format(
             "<tr><td class=\"key\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
             "<td>{}</td><td>{}</td><td class=\"key\">{}</td></tr>\n",
-            xml_escape(labels[i]), r.trial, write ? "write" : "read", human_bytes(r.bytes), sig(r.busbw_gbps),
+            xml_escape(labels[i]), r.trial, xml_escape(r.op), human_bytes(r.bytes), sig(r.busbw_gbps),
             sig(number(c, write ? "time_to_durable_s" : "ranks_s")),
             write ? sig(commit_s(f, r.trial)) : std::string("—"),
             xml_escape(fmt::format("{} ({})", rank_of(slow), text(slow, "host"))), sig(number(slow, "tail_ratio"), 3),

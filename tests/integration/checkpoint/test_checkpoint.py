@@ -104,6 +104,10 @@ class CheckpointTest(unittest.TestCase):
             r = subprocess.run([CCBENCH, "report", self.out, "--format", fmt], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, f"{fmt}: {r.stderr}")
             self.assertIn("checkpoint_write", r.stdout, fmt)
+            if fmt == "html":  # the checkpoint chart: throughput per trial, 2 ranks' phases and the commit
+                self.assertIn("checkpoint: throughput per trial", r.stdout)
+                self.assertIn("out r1 write</text>", r.stdout)
+                self.assertIn("out commit</text>", r.stdout)
 
     def test_shared_file_layout(self):
         p = checkpoint(3, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
