@@ -2,7 +2,9 @@
 # ccbench checkpoint against fio (Debian's fio 3.33) on the same target with equivalent options,
 # interleaved round by round so both see the same machine: rw=write, bs = --transfer-size,
 # numjobs = ranks, size = --shard-bytes, one file per job, end_fsync=1 (buffered; fio's end_fsync is
-# inside its timed loop) or direct=1 (--direct), group_reporting. Prints each side's median GB/s
+# inside its timed loop) or direct=1 (--direct), group_reporting, fallocate=none (fio otherwise
+# preallocates its files before the timed loop: twice ccbench's throughput on tmpfs, where a
+# checkpoint pays for its fresh files' pages). Prints each side's median GB/s
 # and the ratio ccbench / fio per target and mode (1.0 = the same throughput; ccbench's number also
 # holds the commit: manifest, rename, directory fsyncs).
 #   benchmarks/checkpoint_vs_fio.sh [build-dir]     ROUNDS=5 RANKS=2 SHARD=16M TRANSFER=4M
@@ -15,12 +17,24 @@ rounds=${ROUNDS:-5} ranks=${RANKS:-2} shard=${SHARD:-16M} transfer=${TRANSFER:-4
 command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 storage=$root/scripts/emulate/storage.sh
+# The benchmark's own tiers (state, images, mounts, cgroups): never a user's or a test's.
+tag=fio-bench-$$
+export CCB_STORAGE_STATE=/run/ccbench-storage-$tag CCB_STORAGE_IMAGES=/var/tmp/ccb-storage-$tag
+export CCB_STORAGE_MOUNTS=/mnt/ccb-storage-$tag CCB_STORAGE_CGROUP_PREFIX=ccb-storage-$tag
 work=$(mktemp -d /tmp/ccb-fio-bench.XXXXXX)
+shm=$(mktemp -d /dev/shm/ccb-fio-bench.XXXXXX) disk=$(mktemp -d /var/tmp/ccb-fio-bench.XXXXXX)
 tiers=0
-cleanup() { rm -rf "$work" /dev/shm/ccb-fio-bench.* /var/tmp/ccb-fio-bench.*; [[ $tiers == 1 ]] && "$storage" down; true; }
+cleanup() {
+  rm -rf "$work" "$shm" "$disk"
+  if [[ $tiers == 1 ]]; then
+    "$storage" down
+    rmdir "$CCB_STORAGE_MOUNTS" "$CCB_STORAGE_IMAGES" "$CCB_STORAGE_STATE" 2>/dev/null
+  fi
+  true
+}
 trap cleanup EXIT
 
-targets=("tmpfs:$(mktemp -d /dev/shm/ccb-fio-bench.XXXXXX)" "disk:$(mktemp -d /var/tmp/ccb-fio-bench.XXXXXX)")
+targets=("tmpfs:$shm" "disk:$disk")
 if [[ $(id -u) == 0 && -d /sys/fs/cgroup/blkio ]] && command -v mkfs.xfs >/dev/null; then
   "$storage" up --profile emulated-nvme >/dev/null && tiers=1
   mkdir -p "$("$storage" path emulated-nvme)/bench"
@@ -59,7 +73,7 @@ for ((round = 0; round < rounds; round++)); do
           echo "$name $mode ccbench $(gbps_ccbench "$work/c.json")" >>"$results"
         else
           in_tier "$name" nice -n 0 fio --name=ckpt --directory="$dir" --rw=write --bs="$transfer" --numjobs="$ranks" \
-            --size="$shard" --ioengine=psync --group_reporting --output-format=json "${fio_flags[@]}" \
+            --size="$shard" --ioengine=psync --fallocate=none --group_reporting --output-format=json "${fio_flags[@]}" \
             --output="$work/f.json" >/dev/null
           echo "$name $mode fio $(gbps_fio "$work/f.json")" >>"$results"
         fi

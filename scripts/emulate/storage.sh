@@ -3,8 +3,9 @@
 # filesystem per profile (configs/storage/emulated-*.yaml: ext4 or xfs, its size), mounted at
 # /mnt/ccb-storage/NAME and throttled by the blkio controller of cgroup v1
 # (blkio.throttle.write_bps_device / read_bps_device on the loop device's major:minor) in the
-# cgroup /sys/fs/cgroup/blkio/ccb-storage-NAME. `exec` runs a command in that cgroup, where the
-# throttle applies to what it submits (O_DIRECT, and buffered pages its own fsync writes back).
+# cgroup /sys/fs/cgroup/blkio/ccb-storage-NAME (paths and prefix settable: usage). `exec` runs a
+# command in that cgroup, where the throttle applies to what it submits (O_DIRECT, and buffered
+# pages its own fsync writes back).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -13,6 +14,11 @@ state=${CCB_STORAGE_STATE:-/run/ccbench-storage}
 images=${CCB_STORAGE_IMAGES:-/var/tmp/ccb-storage}
 mounts=${CCB_STORAGE_MOUNTS:-/mnt/ccb-storage}
 blkio=/sys/fs/cgroup/blkio
+# Everything a set of tiers owns is keyed by these four, so two users (or a test beside a user) with
+# their own values never touch each other's tiers: state, images, mount points and cgroup names.
+# Loop devices are taken with `losetup --find` and recorded in the state, never guessed.
+cgroup_prefix=${CCB_STORAGE_CGROUP_PREFIX:-ccb-storage}
+[[ $cgroup_prefix =~ ^[A-Za-z0-9_-]+$ ]] || { echo "storage: error: CCB_STORAGE_CGROUP_PREFIX: expected [A-Za-z0-9_-]+" >&2; exit 2; }
 
 usage() {
   cat <<'USAGE'
@@ -25,6 +31,9 @@ usage: scripts/emulate/storage.sh COMMAND [ARGS]
   drop NAME                     sync and drop the page cache (root)
 Profiles: configs/storage/emulated-nvme.yaml, emulated-fsx.yaml, emulated-small.yaml (flat key: value).
 A bad profile (unknown key, bad value) is one line naming the file and key, exit 2.
+Environment (each set of tiers its own): CCB_STORAGE_STATE (/run/ccbench-storage),
+CCB_STORAGE_IMAGES (/var/tmp/ccb-storage), CCB_STORAGE_MOUNTS (/mnt/ccb-storage),
+CCB_STORAGE_CGROUP_PREFIX (ccb-storage: the blkio cgroup is PREFIX-NAME).
 USAGE
 }
 
@@ -75,10 +84,10 @@ tier_down() {
     dev=$(cat "$state/$name.dev")
     losetup -d "$dev" 2>/dev/null || true
   fi
-  if [[ -d $blkio/ccb-storage-$name ]]; then
+  if [[ -d $blkio/$cgroup_prefix-$name ]]; then
     # Move any process left in it back to the root cgroup first.
-    while read -r pid; do echo "$pid" >"$blkio/cgroup.procs" 2>/dev/null || true; done <"$blkio/ccb-storage-$name/cgroup.procs"
-    rmdir "$blkio/ccb-storage-$name" 2>/dev/null || true
+    while read -r pid; do echo "$pid" >"$blkio/cgroup.procs" 2>/dev/null || true; done <"$blkio/$cgroup_prefix-$name/cgroup.procs"
+    rmdir "$blkio/$cgroup_prefix-$name" 2>/dev/null || true
   fi
   rm -f "$images/$name.img" "$state/$name".*
   rmdir "$mounts/$name" 2>/dev/null || true
@@ -102,9 +111,9 @@ tier_up() {
   echo "$dev" >"$state/$name.dev"
   mount "$dev" "$mounts/$name"
   majmin=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
-  mkdir -p "$blkio/ccb-storage-$name"
-  echo "$majmin $wbps" >"$blkio/ccb-storage-$name/blkio.throttle.write_bps_device"
-  echo "$majmin $rbps" >"$blkio/ccb-storage-$name/blkio.throttle.read_bps_device"
+  mkdir -p "$blkio/$cgroup_prefix-$name"
+  echo "$majmin $wbps" >"$blkio/$cgroup_prefix-$name/blkio.throttle.write_bps_device"
+  echo "$majmin $rbps" >"$blkio/$cgroup_prefix-$name/blkio.throttle.read_bps_device"
   {
     echo "name=$name"
     echo "dev=$dev"
@@ -147,7 +156,7 @@ case $cmd in
       [[ -f $env ]] || { echo "no tiers"; exit 0; }
       # shellcheck disable=SC1090
       (. "$env"
-       bytes=$(awk -v d="$majmin" '$1 == d {printf "%s=%s ", $2, $3}' "$blkio/ccb-storage-$name/blkio.throttle.io_service_bytes" 2>/dev/null)
+       bytes=$(awk -v d="$majmin" '$1 == d {printf "%s=%s ", $2, $3}' "$blkio/$cgroup_prefix-$name/blkio.throttle.io_service_bytes" 2>/dev/null)
        echo "$name $fs $dev $mount write_bps=$write_bps read_bps=$read_bps tier=$tier tier_gbps=$tier_gbps ${bytes}")
     done
     ;;
@@ -164,8 +173,8 @@ case $cmd in
     [[ $# -ge 3 && $2 == -- ]] || die "exec NAME -- CMD..."
     name=$1
     shift 2
-    [[ -d $blkio/ccb-storage-$name ]] || die "no tier '$name' (storage.sh up)"
-    echo $$ >"$blkio/ccb-storage-$name/cgroup.procs"
+    [[ -d $blkio/$cgroup_prefix-$name ]] || die "no tier '$name' (storage.sh up)"
+    echo $$ >"$blkio/$cgroup_prefix-$name/cgroup.procs"
     exec "$@"
     ;;
   drop)

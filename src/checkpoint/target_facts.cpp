@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -143,7 +145,11 @@ TargetCheck check_target(const std::string& dir) {
   TargetCheck c;
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
-    c.error = "does not exist (create the directory first)";
+    // Only ENOENT means missing: a directory above it this user may not search (EACCES) is there.
+    const int error = errno;
+    c.error = error == ENOENT ? std::string("does not exist (create the directory first)")
+                              : fmt::format("cannot be reached: {} ({})", std::strerror(error),
+                                            strerrorname_np(error) ? strerrorname_np(error) : "?");
     return c;
   }
   if (!S_ISDIR(st.st_mode)) {

@@ -140,11 +140,17 @@ struct Run {
   }
 
   // Writes (or reads and verifies) this rank's shard in `dir`; the times are since `t0`.
-  PhaseRun write_shard(const std::string& dir, const ShardData& data, Clock::time_point t0) {
+  // A phase of this rank, before any I/O: who it is and whether it holds a shard.
+  PhaseRun begin_phase() const {
     PhaseRun r;
     r.times.rank = w.rank;
     r.times.host = w.hosts[static_cast<std::size_t>(w.rank)];
     r.times.writes = writer >= 0;
+    return r;
+  }
+
+  PhaseRun write_shard(const std::string& dir, const ShardData& data, Clock::time_point t0) {
+    PhaseRun r = begin_phase();
     if (writer < 0) return r;
     const std::string path = file_of(dir, writer);
     const std::uint64_t base = offset_of(writer);
@@ -180,10 +186,7 @@ struct Run {
   }
 
   PhaseRun read_shard(const std::string& dir, int shard_writer, const ShardData& data, Clock::time_point t0) {
-    PhaseRun r;
-    r.times.rank = w.rank;
-    r.times.host = w.hosts[static_cast<std::size_t>(w.rank)];
-    r.times.writes = writer >= 0;
+    PhaseRun r = begin_phase();
     if (writer < 0) return r;
     const std::string path = file_of(dir, shard_writer);
     const std::uint64_t base = offset_of(shard_writer);

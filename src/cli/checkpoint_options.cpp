@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <iostream>
 
+#include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
@@ -44,10 +44,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.get_formatter()->column_width(36);
   SharedFlagText shared;
   add_shared_flags(app, config, shared, "phase");
-  for (const char* flag : {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters",
-                           "--target-ci", "--max-time-per-size", "--check", "--batch", "--progress"}) {
-    app.remove_option(app.get_option(flag));
-  }
+  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters", "--target-ci",
+                     "--max-time-per-size", "--check", "--batch", "--progress"});
   app.get_option("--trials")->description("checkpoints to write (each a new step directory)");
   app.get_option("--seed")->description("seed of the shards' random data");
   std::string shard, transfer = "16M", layout = "file-per-rank", phases = "write,read", tier_gbps, per_tib, capacity;
@@ -69,14 +67,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--fsx-throughput-per-tib", per_tib,
                  "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
   app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (print_help) std::cout << app.help();
-    return false;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
   if (config.trials < 1 || config.trials > 100000) {
     throw UsageError(fmt::format("--trials: {} is out of range (1 to 100000)", config.trials));

@@ -25,7 +25,7 @@
 #include <thread>
 
 #include "backends/backend.hpp"
-#include "cli/flag_suggestion.hpp"
+#include "cli/parse_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/run_metadata.hpp"
@@ -91,9 +91,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   add_shared_flags(app, config, shared, "collective");
   // The measured tests have their own sizes; the sweep's size flags do not apply.
   // (and there is no per-size progress line).
-  for (const char* flag : {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress"}) {
-    app.remove_option(app.get_option(flag));
-  }
+  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress"});
   app.get_option("--trials")->description("trials: pairs of phases (isolated, congested) per pattern, interleaved");
   app.get_option("--json")->description(
       "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
@@ -119,14 +117,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
   app.add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    if (print_help) std::cout << app.help();
-    return false;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(parse_error_text(app, e));
-  }
+  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
   if (!link_gbps.empty()) {
     config.link_gbps = parse_finite(link_gbps, "--link-gbps");

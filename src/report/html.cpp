@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/run_metadata.hpp"
+#include "report/checkpoint_html.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
@@ -341,7 +342,9 @@ std::string render_html(const ReportInput& input) {
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);
   std::vector<std::vector<Series>> all;
   for (const auto& file : input.files) all.push_back(build_series(file));
-  for (const auto& op : ops_in_order(input.files)) out += op_section(op, all, labels);
+  for (const auto& op : ops_in_order(input.files))
+    if (!is_checkpoint_op(op)) out += op_section(op, all, labels);
+  out += checkpoint_html_section(input.files, labels);
   out += metadata_section(input.files, labels);
   out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());
   out +=

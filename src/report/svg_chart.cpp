@@ -40,7 +40,8 @@ std::string bytes_tick(double v) {
 
 std::string number_tick(double v) { return fmt::format("{:g}", v); }
 
-// A 1-2-5 step giving at most about `target` intervals over [lo, hi].
+}  // namespace
+
 double nice_step(double span, int target) {
   const double raw = span / target;
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -49,8 +50,6 @@ double nice_step(double span, int target) {
   }
   return 10 * mag;
 }
-
-}  // namespace
 
 std::string xml_escape(std::string_view text) {
   std::string out;

@@ -44,6 +44,9 @@ std::string svg_line_chart(const ChartSpec& spec, const std::vector<ChartSeries>
 // The n-th colour of a palette that stays distinguishable for common colour-vision deficiencies.
 std::string series_color(std::size_t index);
 
+// A 1-2-5 tick step giving at most about `target` intervals over a span (linear axes, bars).
+double nice_step(double span, int target);
+
 // Escapes &, <, >, " and ' for XML/HTML text and attributes.
 std::string xml_escape(std::string_view text);
 

@@ -104,6 +104,10 @@ class CheckpointTest(unittest.TestCase):
             r = subprocess.run([CCBENCH, "report", self.out, "--format", fmt], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, f"{fmt}: {r.stderr}")
             self.assertIn("checkpoint_write", r.stdout, fmt)
+            if fmt == "html":  # the checkpoint chart: throughput per trial, 2 ranks' phases and the commit
+                self.assertIn("checkpoint: throughput per trial", r.stdout)
+                self.assertIn("out r1 write</text>", r.stdout)
+                self.assertIn("out commit</text>", r.stdout)
 
     def test_shared_file_layout(self):
         p = checkpoint(3, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
@@ -214,10 +218,11 @@ class CheckpointTest(unittest.TestCase):
         finally:
             fs.close()
 
-    def test_sigterm_of_the_launcher_keeps_finished_trials(self):
+    def start_long_run(self, extra):
+        """A 200-trial run in its own session, returned once 3 rows are in its .jsonl stream."""
         proc = subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint", "--target", self.target,
-                                          "--shard-bytes", "16M", "--trials", "200", "--keep", "2", "-J", self.out],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+                                          "--shard-bytes", "16M", "--trials", "200", "--keep", "2", "-J", self.out]
+                                + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
                                 start_new_session=True)
         jsonl = self.out[:-5] + ".jsonl"
         deadline = time.time() + 60
@@ -225,6 +230,10 @@ class CheckpointTest(unittest.TestCase):
             if os.path.exists(jsonl) and sum(1 for _ in open(jsonl)) >= 3:
                 break
             time.sleep(0.05)
+        return proc
+
+    def test_sigterm_of_the_launcher_keeps_finished_trials(self):
+        proc = self.start_long_run([])
         os.killpg(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
         f = load(self.out)
@@ -233,17 +242,7 @@ class CheckpointTest(unittest.TestCase):
         self.assert_nothing_looks_committed_but_is_not(self.target)
 
     def test_sigkill_of_a_rank_leaves_no_committed_looking_step(self):
-        proc = subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint", "--target", self.target,
-                                          "--shard-bytes", "16M", "--trials", "200", "--keep", "2", "-T", "20",
-                                          "--label", "ckpt-kill", "-J", self.out],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
-                                start_new_session=True)
-        jsonl = self.out[:-5] + ".jsonl"
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if os.path.exists(jsonl) and sum(1 for _ in open(jsonl)) >= 3:
-                break
-            time.sleep(0.05)
+        proc = self.start_long_run(["-T", "20", "--label", "ckpt-kill"])
         sys.path.insert(0, os.path.join(SOURCE, "tests/integration/run"))
         from ccbench_mpi import rank_pids
         pids = rank_pids("ckpt-kill")
@@ -341,6 +340,50 @@ class BadInputTest(unittest.TestCase):
             self.expect(["--target", fs.path, "--shard-bytes", "1M"], f"--target {fs.path}: is on a read-only mount")
         finally:
             fs.close()
+
+    def test_unwritable_and_unreachable_targets(self):
+        """--target a directory this user cannot write (or cannot reach): exit 2, one line naming it.
+
+        As root the whole launch runs as nobody: mpirun too, not only the rank. A rank that drops
+        its uid under root's mpirun (mpirun ... setpriv ccbench) cannot attach to the launcher's
+        PMIx session directory (root's, mode 0700): its MPI_Init aborts and Open MPI 4.1's mpirun
+        then waits forever for it. That was the hang, in the launcher, never in ccbench. The
+        executables are copied where nobody can run them (a checkout may be under /root)."""
+        base = tempfile.mkdtemp(prefix="ccb-ckpt-nobody-")
+        try:
+            os.chmod(base, 0o755)
+            locked = os.path.join(base, "locked")
+            os.mkdir(locked, 0o555)
+            os.chmod(locked, 0o555)
+            hidden = os.path.join(base, "hidden")
+            os.mkdir(hidden, 0o700)
+            os.mkdir(os.path.join(hidden, "tier"))
+            prefix, ccbench = [], CCBENCH
+            if ROOT:
+                if shutil.which("setpriv") is None:
+                    self.skipTest("root writes anywhere and setpriv (util-linux) is missing")
+                bindir = os.path.join(base, "bin")
+                os.mkdir(bindir, 0o755)
+                for exe in ("ccbench", "ccbench-measure"):
+                    shutil.copy2(os.path.join(os.path.dirname(os.path.abspath(CCBENCH)), exe), bindir)
+                ccbench = os.path.join(bindir, "ccbench")
+                prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+            e = env()
+            e["HOME"] = base  # Open MPI looks for $HOME/.openmpi; root's home is not nobody's
+            e.pop("CCBENCH_MEASURE", None)
+            for target, message in [(locked, f"--target {locked}: is not writable by this user"),
+                                    (os.path.join(hidden, "tier"),
+                                     f"--target {hidden}/tier: cannot be reached: Permission denied (EACCES)")]:
+                with self.subTest(target=target):
+                    p = subprocess.run(prefix + MPIRUN + ["-np", "2", ccbench, "checkpoint", "--target", target,
+                                                          "--shard-bytes", "1M"],
+                                       capture_output=True, text=True, timeout=60, env=e)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    lines = [l for l in p.stderr.splitlines() if l.startswith("ccbench checkpoint: ")]
+                    self.assertEqual(lines, ["ccbench checkpoint: " + message], p.stderr)
+            self.assertEqual(os.listdir(locked), [])
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
