@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/flag_suggestion.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
@@ -75,7 +76,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
     if (print_help) std::cout << app.help();
     return false;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw UsageError(ccbench::cli::parse_error_text(app, e));
   }
   apply_shared_flags(config, shared);
   if (config.trials < 1 || config.trials > 100000) {
