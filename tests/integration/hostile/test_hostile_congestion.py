@@ -3,6 +3,8 @@
 
 - --measured-ranks 0-2147483647 built 2^31 ranks before checking: refused at once, exit 2;
 - --bw-bytes / --congestor-bytes 1T said "std::bad_alloc", --trials 2000000000 too: the flag named;
+- --lat-bytes 1 (below one element per rank) said "nothing to measure" without the flag: named, with
+  the least size that works;
 - -n 1 gave a p99 factor from one sample a phase and passed the gate silently: not computed, said;
 - -J dir/ wrote hidden files (.impact.json): dir/congestion.impact.json, which report lists;
 - an interrupted run wrote no summary and marked its phase files two ways: every file says
