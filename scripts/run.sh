@@ -16,6 +16,9 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out_dir="$root/results/local"
 mkdir -p "$out_dir"
 json="$out_dir/$stamp.json"
+# Named from the working folder when it is inside it (results/local/<stamp>.json from the checkout),
+# so the lines below, the result file's command and the report's header carry no machine's path.
+case "$json" in "$PWD"/*) json=${json#"$PWD"/} ;; esac
 
 mpi_root=()
 [[ $(id -u) -eq 0 ]] && mpi_root=(--allow-run-as-root)

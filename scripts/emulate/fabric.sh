@@ -154,7 +154,11 @@ case $cmd in
     check_counts
     resolve_fabric "$profile" "$rate_flag"
     emu_up "$hosts" "$rate" "$leaves" "$uplink_rate"
-    emu_log "up: $hosts hosts, links at $rate ($label), $(describe_topology); 'sudo $0 down' removes it"
+    # With another prefix the hint carries it: a bare 'down' would remove the default ccb fabric.
+    own_env=""
+    [[ $CCB_EMU_PREFIX != ccb ]] &&
+      own_env="CCB_EMU_PREFIX=$CCB_EMU_PREFIX CCB_EMU_SUBNET=$CCB_EMU_SUBNET CCB_EMU_MGMT_SUBNET=$CCB_EMU_MGMT_SUBNET CCB_EMU_STATE=$CCB_EMU_STATE "
+    emu_log "up: $hosts hosts, links at $rate ($label), $(describe_topology); 'sudo $own_env$0 down' removes it"
     ;;
   down)
     need_root

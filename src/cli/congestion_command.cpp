@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,9 +19,9 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
-#include <mutex>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -161,6 +162,39 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     opt.max_impact_value = m;
   }
   return true;
+}
+
+// A size too small for one whole element per rank is refused naming its flag and the least size
+// that works (make_plan alone said "nothing to measure; allreduce 1: smaller than one element per
+// rank", without the flag).
+void check_whole_element(const char* flag, const std::string& text, Op op, DType dtype, std::uint64_t bytes,
+                         int nranks) {
+  const auto carries = [&](std::uint64_t b) { return layout_for(op, dtype, b, nranks).count > 0; };
+  if (carries(bytes)) return;
+  // The count grows with the size: the least size that carries one is found by bisection.
+  std::uint64_t lo = bytes, hi = bytes;
+  while (!carries(hi) && hi < (std::uint64_t{1} << 62)) hi = 2 * hi + 1;
+  while (hi - lo > 1) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    (carries(mid) ? hi : lo) = mid;
+  }
+  throw UsageError(fmt::format("{} {}: {} of {} over {} ranks needs at least {} bytes", flag, text, name(op),
+                               name(dtype), nranks, hi));
+}
+
+// Every rank checks every size against the layout (the same answer everywhere, so one line).
+void check_sizes(const RunConfig& config, const CongestionOptions& opt, const Layout& layout) {
+  const int measured = static_cast<int>(layout.measured.size());
+  check_whole_element("--lat-bytes", opt.lat_bytes, Op::allreduce, config.dtype, opt.lat, measured);
+  check_whole_element("--bw-bytes", opt.bw_bytes, Op::allreduce, config.dtype, opt.bw, measured);
+  check_whole_element("--bw-bytes", opt.bw_bytes, Op::alltoall, config.dtype, opt.bw, measured);
+  for (const auto& roles : layout.patterns) {
+    const Op op = roles.pattern == Pattern::alltoall ? Op::alltoall : Op::broadcast;  // as congestor_case
+    for (const auto& group : roles.groups) {
+      check_whole_element("--congestor-bytes", opt.congestor_bytes, op, config.dtype, opt.congestor,
+                          static_cast<int>(group.size()));
+    }
+  }
 }
 
 // The measured tests: allreduce at --lat-bytes and --bw-bytes, alltoall at --bw-bytes.
@@ -324,6 +358,7 @@ int congestion_main(int argc, char** argv) {
   Layout layout;
   try {
     layout = make_layout(host_indexes(hostnames, opt.ranks_per_host), opt.layout);
+    check_sizes(config, opt, layout);
   } catch (const UsageError& e) {
     return usage(e.what());
   }
@@ -529,17 +564,26 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     return summary;
   };
 
-  ResultWriter* current_writer = nullptr;
-  Backend* current_backend = measured_backend.get();
+  // Set by the main thread, read by the watchdog's: the main thread goes on measuring while the
+  // handler writes the files, so the handler reads each once.
+  std::atomic<ResultWriter*> current_writer{nullptr};
+  std::atomic<Backend*> current_backend{measured_backend.get()};
   Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) {
+    // One snapshot for the whole handler. It read current_writer twice, and the main thread could
+    // move to the next phase in between (writing the summary takes a while): the file of the phase
+    // it left was then finished by no one and kept the "incomplete" of its first row while the
+    // other said "interrupted" (hostile.congestion's interrupted run, 1 in 2 before).
+    ResultWriter* const current = current_writer.load();
+    Backend* const backend = current_backend.load();
     if (rank == 0) {
-      // Every phase file says the same (end_run finishes the current one), and the summary holds
-      // the impacts of the trials that finished both phases.
+      // Every phase file says the same (end_run finishes the current one, the others are finished
+      // here, before the summary, even those without a row yet: a finished writer takes no later
+      // row, so none can start its file as "incomplete" after this), and the summary holds the
+      // impacts of the trials that finished both phases.
       const std::string status = event.signal != 0 ? "interrupted" : "incomplete";
       for (auto& pair : writers) {
         for (auto& w : pair) {
-          if (w && w.get() != current_writer && w->result_count() > 0)
-            w->finish(status, event.exit_code, event.message, false);
+          if (w && w.get() != current) w->finish(status, event.exit_code, event.message, false);
         }
       }
       if (!config.json_path.empty()) {
@@ -548,7 +592,7 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
                       false);
       }
     }
-    end_run(kCommand, event, rank, current_writer, peers, current_backend);
+    end_run(kCommand, event, rank, current, peers, backend);
   });
 
   if (world.is_root()) {
@@ -690,8 +734,8 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
     }
     exit = world.broadcast(exit);
   } catch (const PeerFailure& e) {
-    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, current_writer, peers,
-            current_backend);
+    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, current_writer.load(),
+            peers, current_backend.load());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: rank %d: %s during %s\n", kCommand, rank, e.what(), watchdog.describe().c_str());
     std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json_depth.hpp"
 #include "core/types.hpp"
 #include "model/model_impl.hpp"
 #include "system/instance_profile.hpp"
@@ -414,6 +415,7 @@ Model Model::from_json(const json& j, const std::string& where) {
 Model Model::load(const std::filesystem::path& path) {
   // read_input_file refuses a FIFO (it would block), a folder, a device (/dev/zero never ends).
   const std::string text = read_input_file(path);
+  check_json_depth(text, path.string());  // a value nested 10^6 deep overflowed the stack in a message
   json j;
   try {
     j = json::parse(text);

@@ -395,8 +395,19 @@ int main(int argc, char** argv) {
       const auto deadline = std::chrono::steady_clock::now() +
                             std::chrono::duration<double>(seconds / static_cast<double>(chosen.size()));
       const std::uint64_t per_loader = runs / chosen.size();
+      // A line on stderr every 10 s: a loader's summary comes at the end of its share, and
+      // `--loader config --seconds 60` said nothing for the whole minute.
+      const auto loader_start = std::chrono::steady_clock::now();
+      auto next_report = loader_start + std::chrono::seconds(10);
       for (std::uint64_t k = 0;; ++k) {
-        if (runs > 0 ? k >= per_loader : (seconds <= 0 || std::chrono::steady_clock::now() >= deadline)) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (runs > 0 ? k >= per_loader : (seconds <= 0 || now >= deadline)) break;
+        if (now >= next_report) {
+          std::fprintf(stderr, "ccbench_fuzz: %.*s: %llu executions in %.0f s, %zu kinds of findings so far\n",
+                       static_cast<int>(l->name.size()), l->name.data(), static_cast<unsigned long long>(st.runs),
+                       std::chrono::duration<double>(now - loader_start).count(), st.findings.size());
+          next_report = now + std::chrono::seconds(10);
+        }
         run_one(*l, mutate(corpus[rng.below(corpus.size())], corpus, rng), input, findings_dir, slow_ms, st);
       }
     }

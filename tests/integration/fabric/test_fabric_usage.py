@@ -17,6 +17,20 @@ class Usage(unittest.TestCase):
         self.assertIn("shm", providers)
         self.assertTrue(any(p.startswith("tcp") for p in providers), providers)
 
+    def test_says_how_long_before_the_first_test(self):
+        # `-p tcp` with five ops measured a minute without a line (the per-size progress line shows
+        # only where stderr is a terminal, and under mpirun it is a pipe).
+        r = m.run(["-p", "tcp", "--ops", "pingpong,bw", "-e", "64"] + m.QUICK)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[0],
+                         "ccbench fabric: 8 tests; sampling alone takes up to 0.4 s (--max-time-per-size 0.05 s a "
+                         "test), warm-ups and calibration on top; --progress always prints a line per test with the "
+                         "time left")
+        r = m.run(["-p", "tcp", "--ops", "pingpong", "-b", "8", "-e", "8", "-n", "10", "--progress", "always"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[0], "ccbench fabric: 1 test")
+        self.assertRegex(r.stderr.splitlines()[1], r"^\[1/1\] fabric_pingpong 8 out-of-place: .* s left$")
+
     def test_unknown_provider_exits_2_listing_the_offered(self):
         r = m.run(["-p", "nosuchprov", "--ops", "pingpong"])
         self.assertEqual(r.returncode, 2, r.stderr)

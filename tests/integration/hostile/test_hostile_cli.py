@@ -92,6 +92,38 @@ class Hostile(unittest.TestCase):
         self.assertEqual(err, f"ccbench report: --plan {fifo}: is a FIFO (named pipe), not a regular file\n")
         self.assertLess(took, 10)
 
+    def test_report_model_through_the_model_loader(self):
+        # `report --model` loads as `model predict` does: a FIFO is refused at once, and a value
+        # nested 10^6 deep (it overflowed the stack: a segfault) is exit 2 naming the file.
+        fifo = self.tmp / "model.fifo"
+        os.mkfifo(fifo)
+        code, _, err, took = run("report", self.good, "--model", fifo, timeout=20)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(err, f"ccbench report: {fifo}: is a FIFO (named pipe), not a regular file\n")
+        self.assertLess(took, 10)
+        model = self.tmp / "fitted.json"
+        published = ROOT / "results" / "published"
+        code, _, err, _ = run("model", "fit", *[published / f"p5-hyperpod-{n}n-allreduce.json" for n in (2, 4, 8)],
+                              "-o", model, "--refits", "0", "--no-cross-validation")
+        self.assertEqual(code, 0, err)
+        deep = self.tmp / "deep-model.json"
+        deep.write_text(model.read_text().replace('"model_version": 2', '"model_version": ' + nested(10**6), 1))
+        for args in (["report", self.good, "--model", deep],
+                     ["model", "predict", deep, "--op", "allreduce", "--bytes", "1M", "--nodes", "2"]):
+            with self.subTest(command=args[0]):
+                code, _, err, _ = run(*args)
+                self.assertEqual(code, 2, err)
+                self.assertEqual(err, f"ccbench {' '.join(map(str, args[:1 if args[0] == 'report' else 2]))}: "
+                                      f"{deep}:{self.line_of(deep, 'model_version')}: JSON nested deeper than 512 levels\n")
+        # The undamaged model still draws over the runs it has a curve for.
+        code, _, err, _ = run("report", published / "p5-hyperpod-4n-allreduce.json", "--model", model)
+        self.assertEqual(code, 0, err)
+
+    @staticmethod
+    def line_of(path, needle):
+        text = Path(path).read_text()
+        return text[:text.index(needle)].count("\n") + 1
+
     def test_report_plan_field_of_the_wrong_type(self):
         plan = {"plan_version": 1, "workload": {"name": "w", "bucket_bytes": 1}, "collectives": [
             {"op": "allreduce", "bytes": 1073741824, "group": 8, "nodes": 1, "count": 1, "overlaps": False}],
@@ -170,6 +202,32 @@ class Hostile(unittest.TestCase):
         # Nothing close: no guess.
         code, _, err, _ = run("report", self.good, "--zzzzzzzz")
         self.assertEqual(err, "ccbench report: The following argument was not expected: --zzzzzzzz\n")
+        # The other commands, through the same helper (fabric and checkpoint start MPI as a singleton).
+        model = self.tmp / "typo-model.json"
+        cases = [(["fabric", "--max-byte", "4M"],
+                  "ccbench fabric: The following arguments were not expected: 4M --max-byte "
+                  "(--max-byte: did you mean --max-bytes?)"),
+                 (["screen", "--hosts", "a,b", "--out", self.tmp / "s.json", "--tolerence", "0.1"],
+                  "ccbench screen: The following argument was not expected: --tolerence "
+                  "(--tolerence: did you mean --tolerance?)"),
+                 (["model", "fit", self.good, "-o", model, "--refit", "3"],
+                  "ccbench model fit: The following argument was not expected: --refit "
+                  "(--refit: did you mean --refits?)"),
+                 (["model", "predict", model, "--op", "allreduce", "--bytes", "1M", "--nodes", "2", "--profle", "p"],
+                  "ccbench model predict: The following arguments were not expected: p --profle "
+                  "(--profle: did you mean --profile?)"),
+                 (["model", "plan", model, "--workload", "w.yaml", "--formt", "json"],
+                  "ccbench model plan: The following argument was not expected: --formt "
+                  "(--formt: did you mean --format?)"),
+                 (["checkpoint", "--target", self.tmp, "--trails", "3"],
+                  "ccbench checkpoint: The following arguments were not expected: 3 --trails "
+                  "(--trails: did you mean --trials?)")]
+        for args, want in cases:
+            with self.subTest(command=" ".join(map(str, args[:2]))):
+                code, _, err, _ = run(*args)
+                self.assertEqual(code, 2, err)
+                self.assertEqual(err, want + "\n")
+        self.assertFalse(model.exists())
 
     def test_html_header_and_markdown_libraries(self):
         page = self.tmp / "h.html"
