@@ -26,9 +26,9 @@
 #include <thread>
 
 #include "backends/backend.hpp"
-#include "cli/parse_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
+#include "cli/parse_flags.hpp"
 #include "cli/run_metadata.hpp"
 #include "congestion/impact.hpp"
 #include "congestion/layout.hpp"
