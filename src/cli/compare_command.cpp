@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
 #include "compare/claim.hpp"
@@ -101,7 +101,7 @@ int compare_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench compare: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench compare: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   try {

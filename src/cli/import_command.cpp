@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
 #include "import/import.hpp"
@@ -45,7 +45,7 @@ int import_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench import: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench import: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   try {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "backends/backend.hpp"
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
@@ -100,7 +100,7 @@ int fit_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench model fit: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench model fit: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   options.cross_validate = !no_cv;
@@ -161,7 +161,7 @@ int predict_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench model predict: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench model predict: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   try {

@@ -15,7 +15,7 @@
 #include <system_error>
 #include <vector>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/model_command.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
@@ -66,7 +66,7 @@ int plan_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench model plan: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench model plan: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   try {

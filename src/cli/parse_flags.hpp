@@ -1,6 +1,6 @@
 // The parse step the measuring commands share after building their CLI11 app: the shared flags a
 // command does not take are removed, --help is printed by one rank, and a parse error becomes one
-// UsageError line with the flag meant (flag_suggestion.hpp). One place, so `checkpoint` and
+// UsageError line with the flag meant (sweep/flag_suggestion.hpp). One place, so `checkpoint` and
 // `congestion` fail alike.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <iostream>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::cli {

@@ -17,7 +17,7 @@
 #include <system_error>
 #include <vector>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"

@@ -1,6 +1,6 @@
 #include "cli/run_options.hpp"
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

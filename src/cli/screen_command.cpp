@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "cli/number_flags.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
@@ -552,7 +552,7 @@ int screen_main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench screen: %s\n", ccbench::cli::parse_error_text(app, e).c_str());
+    std::fprintf(stderr, "ccbench screen: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
   o.launcher_args.insert(o.launcher_args.end(), rest.begin(), rest.end());

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string_view>
 
-#include "cli/flag_suggestion.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "core/error.hpp"
 #include "sweep/session_flags.hpp"
 
@@ -72,7 +72,7 @@ bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool prin
     if (print_help) std::cout << app.help();
     return false;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(ccbench::cli::parse_error_text(app, e));
+    throw UsageError(ccbench::parse_error_text(app, e));
   }
 
   run.ops = parse_fabric_ops(ops);

@@ -1,5 +1,6 @@
 // CLI11's "The following arguments were not expected: 4M --max-byte" with the flag meant:
 // "... (did you mean --max-bytes?)". Header-only: every command's parse error goes through it.
+// In sweep, beside session_flags.hpp: the flag parsing of fabric (below cli) uses it too.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ccbench::cli {
+namespace ccbench {
 
 namespace flag_suggestion_detail {
 
@@ -72,4 +73,4 @@ inline std::string parse_error_text(const CLI::App& app, const CLI::ParseError& 
   return text;
 }
 
-}  // namespace ccbench::cli
+}  // namespace ccbench
