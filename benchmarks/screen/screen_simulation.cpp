@@ -1,5 +1,5 @@
 // ccbench_screen_simulation [--seeds N] [--slowdown F] [--busbw-cv CV] [--latency-cv CV]
-//                           [--failed K] [--concurrency K]
+//                           [--failed K] [--concurrency K] [--min-hosts N] [--max-hosts N]
 // For n = 8 ... 1024 hosts with k bad ones: rounds, tests, modelled wall time, and the rates of
 // missed and falsely blamed hosts over N seeded fleets (docs/screen.md, "Simulation").
 #include <cmath>
@@ -13,7 +13,7 @@
 using namespace ccbench::screen;
 
 int main(int argc, char** argv) {
-  int seeds = 50, failed = 0, concurrency = 0;
+  int seeds = 50, failed = 0, concurrency = 0, min_hosts = 8, max_hosts = 1024;
   double slowdown = 0.55, busbw_cv = 0.03, latency_cv = 0.10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
       failed = std::atoi(v);
     else if (flag == "--concurrency")
       concurrency = std::atoi(v);
+    else if (flag == "--min-hosts")  // rows of n = 8 ... 1024 outside [min, max] are skipped
+      min_hosts = std::atoi(v);
+    else if (flag == "--max-hosts")
+      max_hosts = std::atoi(v);
     else {
       std::fprintf(stderr, "ccbench_screen_simulation: unknown flag %s\n", flag.c_str());
       return 2;
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
       "blamed |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int n = 8; n <= 1024; n *= 2) {
+    if (n < min_hosts || n > max_hosts) continue;
     for (int k : {1, std::max(2, n / 16)}) {
       double rounds = 0, tests = 0, wall = 0;
       long missed = 0, blamed = 0, bad = 0, good = 0;

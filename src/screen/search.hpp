@@ -179,7 +179,8 @@ class Search {
   const std::vector<bool>& pool_of(bool network, Metric metric) const;
   MetricState judge_metric(Stage stage, Metric metric) const;
   double margin_log(Metric metric) const;
-  int hypotheses() const;  // the most hosts x metrics the family can hold (Bonferroni level)
+  int hypotheses() const;         // the most hosts x metrics the family can hold (Bonferroni level)
+  double alpha_per_look() const;  // the family-wise level split over a host's looks (min_tests ... max_tests)
   bool all_network_tests_failed(int host) const;
 
   int n_;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ccbench::screen {
@@ -38,7 +39,18 @@ SimulationResult simulate(const SimulationConfig& config) {
 
   Search search(n, config.criteria, config.concurrency);
   SimulationResult result;
+  // Every re-test counts for a host that needs it, so a host has at most max_tests + 1 tests alone
+  // and is the needy side of at most 2 x max_tests + 1 network tests: past this bound the search
+  // does not end (a fault, reported, not a hang of the harness).
+  const std::size_t most_tests =
+      static_cast<std::size_t>(n) * (3 * static_cast<std::size_t>(config.criteria.max_tests) + 5);
+  // With every test of a round at once: alone 1 + max_tests + 1 rounds, the ring's 3, and one round
+  // per re-test; 64 is far above that.
+  const int most_rounds = config.concurrency == 0 ? 64 : static_cast<int>(most_tests);
   for (auto round = search.next_round(); !round.empty(); round = search.next_round()) {
+    if (search.tests().size() > most_tests || search.rounds() > most_rounds)
+      throw std::logic_error("simulation: the search did not end (" + std::to_string(search.tests().size()) +
+                             " tests for " + std::to_string(n) + " hosts)");
     double longest = 0;
     for (const TestSpec& t : round) {
       Measurement m;
