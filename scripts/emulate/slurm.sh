@@ -109,7 +109,7 @@ CONF
       echo "NodeName=$(emu_host_ns "$i") NodeAddr=$(emu_host_mgmt_addr "$i") CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN"
       nodes+="${nodes:+,}$(emu_host_ns "$i")"
     done
-    echo "PartitionName=emulated Nodes=$nodes Default=YES MaxTime=60 State=UP OverSubscribe=YES"
+    echo "PartitionName=emulated Nodes=$nodes Default=YES MaxTime=UNLIMITED State=UP OverSubscribe=YES"
   } >"$conf"
   # nsenter --net, not `ip netns exec`: the latter remounts /sys for the namespace, which hides
   # /sys/fs/cgroup from slurmd's cgroup plugin. A UTS namespace gives each daemon its node's host
