@@ -44,8 +44,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.get_formatter()->column_width(36);
   SharedFlagText shared;
   add_shared_flags(app, config, shared, "phase");
-  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters", "--target-ci",
-                     "--max-time-per-size", "--check", "--batch", "--progress"});
+  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters",
+                     "--target-ci", "--max-time-per-size", "--check", "--batch", "--progress"});
   app.get_option("--trials")->description("checkpoints to write (each a new step directory)");
   app.get_option("--seed")->description("seed of the shards' random data");
   std::string shard, transfer = "16M", layout = "file-per-rank", phases = "write,read", tier_gbps, per_tib, capacity;

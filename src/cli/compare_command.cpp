@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
+#include "compare/render.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
-#include "compare/render.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 namespace {
 

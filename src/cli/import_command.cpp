@@ -7,14 +7,14 @@
 #include <set>
 #include <string>
 
-#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
-#include "import/import.hpp"
-#include "system/tool_version.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
+#include "import/import.hpp"
+#include "sweep/flag_suggestion.hpp"
+#include "system/tool_version.hpp"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <optional>
 
 #include "backends/backend.hpp"
-#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "system/host_info.hpp"
 #include "system/instance_profile.hpp"

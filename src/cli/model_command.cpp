@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "sweep/flag_suggestion.hpp"
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
@@ -28,6 +27,7 @@
 #include "core/types.hpp"
 #include "model/fit.hpp"
 #include "model/model.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 namespace ccbench::cli {
 

@@ -15,7 +15,6 @@
 #include <system_error>
 #include <vector>
 
-#include "sweep/flag_suggestion.hpp"
 #include "cli/model_command.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
@@ -23,6 +22,7 @@
 #include "model/plan.hpp"
 #include "model/workload.hpp"
 #include "report/plan_table.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 namespace ccbench::cli {
 namespace {

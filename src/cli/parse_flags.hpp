@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <iostream>
 
-#include "sweep/flag_suggestion.hpp"
 #include "core/error.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 namespace ccbench::cli {
 

@@ -17,19 +17,19 @@
 #include <system_error>
 #include <vector>
 
-#include "sweep/flag_suggestion.hpp"
 #include "cli/command.hpp"
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
 #include "compare/load.hpp"
+#include "compare/render.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
-#include "compare/render.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
 #include "model/model.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
+#include "sweep/flag_suggestion.hpp"
 
 namespace ccbench::cli {
 namespace {

@@ -1,7 +1,5 @@
 #include "cli/run_options.hpp"
 
-#include "sweep/flag_suggestion.hpp"
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "sweep/config_file.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {

@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "sweep/flag_suggestion.hpp"
 #include "cli/number_flags.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
@@ -39,6 +38,7 @@
 #include "core/types.hpp"
 #include "screen/hosts.hpp"
 #include "screen/search.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "system/instance_profile.hpp"
 
 namespace ccbench::cli {
@@ -145,11 +145,8 @@ std::vector<std::string> launcher_argv(const ScreenOptions& o, const std::vector
   } else {
     // --ntasks too: inside an allocation srun otherwise takes the allocation's SLURM_NTASKS and
     // refuses a step on fewer nodes ("More processors requested than permitted").
-    a = {"srun",
-         fmt::format("--nodes={}", hosts.size()),
-         fmt::format("--ntasks={}", ranks),
-         fmt::format("--ntasks-per-node={}", o.ranks_per_host),
-         fmt::format("--nodelist={}", join(hosts, ","))};
+    a = {"srun", fmt::format("--nodes={}", hosts.size()), fmt::format("--ntasks={}", ranks),
+         fmt::format("--ntasks-per-node={}", o.ranks_per_host), fmt::format("--nodelist={}", join(hosts, ","))};
   }
   a.insert(a.end(), o.launcher_args.begin(), o.launcher_args.end());
   std::vector<std::string> run = {o.ccbench,

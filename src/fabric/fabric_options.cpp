@@ -5,8 +5,8 @@
 #include <iostream>
 #include <string_view>
 
-#include "sweep/flag_suggestion.hpp"
 #include "core/error.hpp"
+#include "sweep/flag_suggestion.hpp"
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::fabric {

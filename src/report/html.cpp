@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "core/host_load_note.hpp"
 #include "core/run_metadata.hpp"
 #include "report/checkpoint_html.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
-#include "core/host_load_note.hpp"
 #include "report/svg_chart.hpp"
 
 namespace ccbench::report {

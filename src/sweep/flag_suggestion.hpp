@@ -22,7 +22,8 @@ inline std::size_t distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -66,7 +67,8 @@ inline std::string parse_error_text(const CLI::App& app, const CLI::ParseError& 
   std::vector<std::string> hints;
   for (const std::string& arg : extras) {
     if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
-    if (const std::string flag = closest_flag(app, arg); !flag.empty()) hints.push_back(arg + ": did you mean " + flag + "?");
+    if (const std::string flag = closest_flag(app, arg); !flag.empty())
+      hints.push_back(arg + ": did you mean " + flag + "?");
   }
   for (std::size_t i = 0; i < hints.size(); ++i) text += (i == 0 ? " (" : "; ") + hints[i];
   if (!hints.empty()) text += ")";
