@@ -149,6 +149,16 @@ struct Run {
     return r;
   }
 
+  // Opens a shard file, recording the open's time and whether O_DIRECT held (or was refused).
+  std::unique_ptr<StorageFile> open_timed(const std::string& path, OpenFor mode, PhaseRun& r) {
+    const auto t = Clock::now();
+    auto file = storage.open(path, mode, {.direct = opt.direct});
+    r.direct = file->direct();
+    r.direct_refused = file->direct_refused();
+    r.times.open_s = seconds_since(t);
+    return file;
+  }
+
   PhaseRun write_shard(const std::string& dir, const ShardData& data, Clock::time_point t0) {
     PhaseRun r = begin_phase();
     if (writer < 0) return r;
@@ -156,14 +166,10 @@ struct Run {
     const std::uint64_t base = offset_of(writer);
     try {
       r.times.start_s = seconds_since(t0);
-      auto t = Clock::now();
       const OpenFor mode =
           opt.layout == CheckpointLayout::shared_file ? OpenFor::write_existing : OpenFor::create_write;
-      auto file = storage.open(path, mode, {.direct = opt.direct});
-      r.direct = file->direct();
-      r.direct_refused = file->direct_refused();
-      r.times.open_s = seconds_since(t);
-      t = Clock::now();
+      auto file = open_timed(path, mode, r);
+      auto t = Clock::now();
       for (std::uint64_t off = 0; off < plan.shard_bytes; off += opt.transfer_bytes) {
         const std::size_t n = static_cast<std::size_t>(std::min(opt.transfer_bytes, plan.shard_bytes - off));
         file->write_at(data.at(off, n).data(), n, base + off);
@@ -194,12 +200,8 @@ struct Run {
     try {
       AlignedBuffer buffer = AlignedBuffer::allocate(static_cast<std::size_t>(opt.transfer_bytes));
       r.times.start_s = seconds_since(t0);
+      auto file = open_timed(path, OpenFor::read, r);
       auto t = Clock::now();
-      auto file = storage.open(path, OpenFor::read, {.direct = opt.direct});
-      r.direct = file->direct();
-      r.direct_refused = file->direct_refused();
-      r.times.open_s = seconds_since(t);
-      t = Clock::now();
       for (std::uint64_t off = 0; off < plan.shard_bytes; off += opt.transfer_bytes) {
         const std::size_t n = static_cast<std::size_t>(std::min(opt.transfer_bytes, plan.shard_bytes - off));
         file->read_at(buffer.get(), n, base + off);
@@ -460,8 +462,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
                     stale.path().c_str());
     }
     if (ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
-      std::printf("# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
-                  static_cast<double>(ram) / 1073741824.0);
+      std::printf(
+          "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
+          static_cast<double>(ram) / 1073741824.0);
     std::printf("%s\n", checkpoint_table_header().c_str());
     std::fflush(stdout);
   }

@@ -2,10 +2,16 @@
 
 namespace ccbench {
 
+namespace {
+// nccl-tests keeps every rank's block a whole 16 bytes: this many elements (one for wider types).
+std::uint64_t per_rank_granule_elements(std::uint64_t element_bytes) {
+  return element_bytes >= 16 ? 1 : 16 / element_bytes;
+}
+}  // namespace
+
 std::uint64_t per_rank_count(std::uint64_t total_count, std::uint64_t element_bytes, int nranks) {
   const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
-  const std::uint64_t per_16_bytes = element_bytes >= 16 ? 1 : 16 / element_bytes;
-  return (total_count / n) & ~(per_16_bytes - 1);
+  return (total_count / n) & ~(per_rank_granule_elements(element_bytes) - 1);
 }
 
 OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks) {
@@ -48,7 +54,7 @@ std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks) {
     case Op::allgather:
     case Op::reduce_scatter:
     case Op::alltoall:
-      return (elt >= 16 ? elt : 16) * n;
+      return per_rank_granule_elements(elt) * elt * n;
     default:
       return elt;
   }
