@@ -18,10 +18,14 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
+import ccbench_mpi as m  # noqa: E402
 
 CCBENCH = os.path.abspath(os.environ.get("CCBENCH", "build/ccbench"))
 SOURCE = os.environ.get("CCBENCH_SOURCE", ".")
@@ -172,8 +176,7 @@ class Hostile(unittest.TestCase):
             deadline = time.time() + 60
             while time.time() < deadline and not (folder / "sub" / "c.alltoall.congested.jsonl").exists():
                 time.sleep(0.05)
-            shutil.rmtree(folder)
-            folder.write_text("a file where the folder was\n")
+            m.replace_folder_with_a_file(folder)
             stdout, err = proc.communicate(timeout=170)
         finally:
             if proc.poll() is None:

@@ -92,7 +92,7 @@ class HostileRun(unittest.TestCase):
         run = m.start(2, SLOW + ["-J", str(out), "--label", "folder-removed"])
         try:
             self.assertTrue(m.wait_for_rows(str(out) + "l", 2, timeout=60), "no rows")
-            shutil.rmtree(folder)
+            m.remove_folder_under_a_writer(folder)
             _, err = run.communicate(timeout=120)
         finally:
             if run.poll() is None:
@@ -114,8 +114,7 @@ class HostileRun(unittest.TestCase):
                                stderr=subprocess.PIPE, text=True, env=e, cwd=work, start_new_session=True)
         try:
             self.assertTrue(m.wait_for_rows(str(out) + "l", 2, timeout=60), "no rows")
-            shutil.rmtree(folder)
-            folder.write_text("a file where the folder was\n")  # nothing can be created under it
+            m.replace_folder_with_a_file(folder)  # nothing can be created under it
             stdout, err = run.communicate(timeout=120)
         finally:
             if run.poll() is None:

@@ -1,6 +1,7 @@
 """Helpers shared by the `ccbench run` integration tests: launch real mpirun, find rank processes."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -93,3 +94,29 @@ def kill_group(proc):
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+# A running ccbench writes its result stream again when its folder goes (result_writer.cpp), so
+# shutil.rmtree on the live folder races it: a file created between rmtree's listing and its rmdir
+# fails the removal ("Directory not empty"). Renaming takes the folder off its path in one step.
+def remove_folder_under_a_writer(folder):
+    folder = str(folder)
+    trash = tempfile.mkdtemp(prefix="removed-", dir=os.path.dirname(folder))
+    os.rename(folder, os.path.join(trash, "folder"))
+    shutil.rmtree(trash)
+
+
+def replace_folder_with_a_file(folder, text="a file where the folder was\n"):
+    """Takes the folder away and puts a plain file at its path, so nothing can be created under it.
+    The writer may create the folder again between the two steps; then both are done again."""
+    for _ in range(100):
+        if os.path.isdir(folder):
+            remove_folder_under_a_writer(folder)
+        try:
+            fd = os.open(folder, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except (FileExistsError, IsADirectoryError):
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        return
+    raise AssertionError(f"{folder} kept being created again")
