@@ -158,7 +158,7 @@ TierSpec parse_tier(const std::string& text, const std::string& flag) {
 }
 
 MeasuredRate measured_rate(const std::vector<ResultFile>& files) {
-  std::vector<double> write, read;
+  std::vector<double> write, read, blocking;
   std::string nodes_seen;
   for (const auto& f : files) {
     const auto nodes = f.system.is_object() && f.system.contains("nodes") && f.system["nodes"].is_number_integer()
@@ -169,6 +169,9 @@ MeasuredRate measured_rate(const std::vector<ResultFile>& files) {
     for (const auto& row : f.results) {
       if (row.busbw_gbps <= 0) continue;
       if (row.op == "checkpoint_write") write.push_back(row.busbw_gbps / nodes);
+      const auto b = row.extra.find("blocking_us");
+      if (row.op == "checkpoint_write" && b != row.extra.end() && b->is_number() && b->get<double>() > 0)
+        blocking.push_back(static_cast<double>(row.bytes) / (b->get<double>() * 1e3) / nodes);
       if (row.op == "checkpoint_read") read.push_back(row.busbw_gbps / nodes);
     }
     nodes_seen += fmt::format("{}{} nodes ({})", nodes_seen.empty() ? "" : ", ", nodes, f.source);
@@ -180,6 +183,7 @@ MeasuredRate measured_rate(const std::vector<ResultFile>& files) {
   MeasuredRate m;
   m.write_per_node = per_trial(write);
   if (!read.empty()) m.read_per_node = per_trial(read);
+  if (!blocking.empty()) m.blocking_per_node = per_trial(blocking);
   m.trials = static_cast<int>(write.size());
   m.source = fmt::format("{} trials measured on {}", write.size(), nodes_seen);
   return m;
@@ -200,6 +204,7 @@ TierRates tier_rates(const TierQuery& q) {
     out.write = scaled(measured->write_per_node, nodes);
     out.limited_by = fmt::format("measured: {:.3g} GB/s a node x {} nodes ({})", measured->write_per_node.value_gbps,
                                  q.writer_nodes, measured->source);
+    if (measured->blocking_per_node) out.blocking = scaled(*measured->blocking_per_node, nodes);
     if (measured->read_per_node) {
       out.read = scaled(*measured->read_per_node, nodes);
       read_from = "measured reads";

@@ -53,6 +53,9 @@ TierSpec parse_tier(const std::string& text, const std::string& flag);
 struct MeasuredRate {
   Rate write_per_node;
   std::optional<Rate> read_per_node;
+  // `--tiered` rows (blocking_us): bytes / blocking per node, the local tier's rate. write_per_node
+  // is then the rate to durable on the target.
+  std::optional<Rate> blocking_per_node;
   int trials = 0;
   std::string source;  // "2 trials on 2 nodes (FILE)"
 };
@@ -71,6 +74,9 @@ struct TierQuery {
 
 struct TierRates {
   Rate write, read;
+  // Measured tiered runs: the local tier's rate at the writing nodes (each node its own local
+  // tier: not capped by the target's spec). Absent: training is blocked until durable.
+  std::optional<Rate> blocking;
   double capacity_tib = 0;  // FSx: given or sized; 0 otherwise
   std::string limited_by;   // what bounds the write's value
   std::string read_from;    // where the restart's read rate comes from

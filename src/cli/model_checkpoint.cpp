@@ -104,7 +104,13 @@ Config price(const Inputs& in, const std::string& text) {
     return Band{bytes / (r.value_gbps * 1e9), bytes / (r.hi_gbps * 1e9), bytes / (r.lo_gbps * 1e9)};
   };
   c.durable_s = time_s(c.rates.write);
-  if (in.async_gbps_per_node > 0) {
+  if (c.rates.blocking) {
+    // A measured tiered run: training waits for the local tier, the target copy follows.
+    if (in.async_gbps_per_node > 0)
+      throw UsageError(
+          fmt::format("--async-gbps-per-node: the tiered rows of '{}' measure the blocking time already", c.tier));
+    c.blocking_s = time_s(*c.rates.blocking);
+  } else if (in.async_gbps_per_node > 0) {
     // Training waits for the copy off the GPUs only; the write to the tier follows behind it.
     const double copy = bytes / c.writer_nodes / (in.async_gbps_per_node * 1e9);
     c.blocking_s = {copy, copy, copy};
@@ -145,6 +151,7 @@ json to_json(const Config& c) {
             {"write_lo_gbps", c.rates.write.lo_gbps},
             {"write_hi_gbps", c.rates.write.hi_gbps},
             {"limited_by", c.rates.limited_by},
+            {"blocking_gbps", c.rates.blocking ? json(c.rates.blocking->value_gbps) : json(nullptr)},
             {"read_gbps", c.rates.read.value_gbps},
             {"read_from", c.rates.read_from},
             {"job_mtbf_s", c.job_mtbf_s}};
@@ -187,7 +194,10 @@ void print_text(const Inputs& in, const std::vector<Config>& configs) {
     std::printf("  write            %.3g GB/s [%.3g, %.3g] over %d writing nodes; limited by %s\n",
                 c.rates.write.value_gbps, c.rates.write.lo_gbps, c.rates.write.hi_gbps, c.writer_nodes,
                 c.rates.limited_by.c_str());
-    std::printf("  blocking         %s\n", band_text(c.blocking_s).c_str());
+    std::printf("  blocking         %s%s\n", band_text(c.blocking_s).c_str(),
+                c.rates.blocking
+                    ? fmt::format(" (the local tier, measured: {:.3g} GB/s)", c.rates.blocking->value_gbps).c_str()
+                    : "");
     std::printf("  time to durable  %s\n", band_text(c.durable_s).c_str());
     std::printf("  restart          %s (read at %.3g GB/s: %s)\n", band_text(c.restart_s).c_str(),
                 c.rates.read.value_gbps, c.rates.read_from.c_str());

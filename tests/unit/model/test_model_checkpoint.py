@@ -101,6 +101,25 @@ if code == 0:
     check(close(c["write_gbps"], 2.4) and close(c["write_hi_gbps"], 4.8), f"capped write {c}")
     check(c["limited_by"].startswith("FSx PERSISTENT_2-250"), f"capped limited_by {c['limited_by']}")
 
+# A measured --tiered run (tests/data: emulated-local 24 MiB/s, drained to emulated-fsx 12 MiB/s):
+# blocking from its blocking_us (bytes / blocking per node), durable from the row's time.
+tiered = os.path.join(src, "tests/data/checkpoint/tiered-emulated-local-fsx.json")
+rows = json.load(open(tiered))
+writes = [r for r in rows["results"] if r["op"] == "checkpoint_write"]
+nodes = rows["system"]["nodes"]
+blocking_per_node = statistics.median(r["bytes"] / (r["blocking_us"] * 1e3) / nodes for r in writes)
+durable_per_node = statistics.median(r["busbw_gbps"] / nodes for r in writes)
+code, out, err = run(base + ["--config", f"p5en@measured:{tiered}", "--format", "json"])
+check(code == 0, f"tiered measured: exit {code}: {err}")
+if code == 0:
+    c = json.loads(out)["configs"][0]
+    check(close(c["blocking_s"], BYTES / (blocking_per_node * 2048 * 1e9)), f"tiered blocking {c['blocking_s']}")
+    check(close(c["time_to_durable_s"], BYTES / (durable_per_node * 2048 * 1e9)), f"tiered durable {c}")
+    check(c["blocking_s"] < c["time_to_durable_s"], "tiered: blocking not below durable")
+    check(close(c["daly_interval_s"], daly(c["blocking_s"], m)), "tiered: Daly at the blocking time")
+code, out, err = run(base + ["--config", f"p5en@measured:{tiered}", "--async-gbps-per-node", "10"])
+check(code == 2 and "--async-gbps-per-node: the tiered rows" in err, f"tiered + async: exit {code}: {err}")
+
 # Async: blocked only for the copy off the GPUs (bytes per node / rate); durable = copy + write.
 code, out, err = run(base + ["--config", "p5en@fsx:PERSISTENT_2-1000:16.8", "--async-gbps-per-node", "10",
                              "--format", "json"])
