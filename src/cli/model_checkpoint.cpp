@@ -20,6 +20,7 @@
 #include "checkpoint/tier_rate.hpp"
 #include "cli/model_command.hpp"
 #include "cli/number_flags.hpp"
+#include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 #include "model/checkpoint_cost.hpp"
@@ -263,15 +264,8 @@ int checkpoint_main(int argc, char** argv) {
       ->check(finite_number() & CLI::PositiveNumber);
   app.add_option("--part-size", part, "S3 part size (default 64M)");
   app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench model checkpoint: %s\n", ccbench::parse_error_text(app, e).c_str());
-    return exit_code::usage;
-  }
-  try {
+  return run_reporting_errors("ccbench model checkpoint", [&] {
+    if (!parse_flags_or_help(app, argc, argv, true)) return exit_code::ok;
     try {
       in.part_bytes = parse_bytes(part);
     } catch (const UsageError& e) {
@@ -296,14 +290,7 @@ int checkpoint_main(int argc, char** argv) {
       print_text(in, configs);
     }
     return exit_code::ok;
-  } catch (const ParseError& e) {
-    std::fprintf(stderr, "ccbench model checkpoint: %s\n", e.what());
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "ccbench model checkpoint: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccbench model checkpoint: error: %s\n", e.what());
-  }
-  return exit_code::usage;
+  });
 }
 
 const bool registered = register_model_subcommand(
