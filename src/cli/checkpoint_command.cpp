@@ -237,8 +237,13 @@ PhaseRun tiered_write(Run& run, Run& local, const std::string& tier_dir, const s
                       const ShardData& data, Clock::time_point t0, double& local_end_s) {
   PhaseRun r = local.write_shard(tier_dir, data, t0);
   local_end_s = r.times.end_s;
-  if (!r.error.empty() || run.writer < 0) return r;
+  if (run.writer < 0) return r;
   const std::string local_file = local.file_of(tier_dir, run.writer);
+  if (!r.error.empty()) {
+    std::error_code ec;
+    fs::remove(local_file, ec);  // the failed local copy (the trial fails; the tier is left clean)
+    return r;
+  }
   const DrainTimes d =
       drain_in_background({&local.storage, local_file, &run.storage, run.file_of(partial, run.writer),
                            run.plan.shard_bytes, run.opt.transfer_bytes, run.opt.direct, run.opt.fsync},

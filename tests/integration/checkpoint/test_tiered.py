@@ -81,6 +81,7 @@ class Tiered(unittest.TestCase):
             (["--tiered", self.target], f"--tiered {self.target}: is the --target directory"),
             (["--tiered", os.path.join(self.target, "..", "target")], "is the --target directory"),
             (["--tiered", ""], "--tiered: empty path"),
+            (["--tiered", "s3://bucket/ckpt"], "--tiered s3://bucket/ckpt: the local tier is a local directory"),
             (["--tiered", self.local, "--phases", "read"], "--tiered: needs the write phase"),
             (["--tiered", self.local, "--layout", "shared-file"], "--tiered: needs --layout file-per-rank"),
         ]
