@@ -21,8 +21,8 @@ void check_tiered(const CheckpointOptions& opt) {
   if (!opt.write) throw UsageError("--tiered: needs the write phase (--phases write or write,read)");
   if (opt.layout != CheckpointLayout::file_per_rank) throw UsageError("--tiered: needs --layout file-per-rank");
   if (opt.tiered.find("://") != std::string::npos)
-    throw UsageError(fmt::format("--tiered {}: the local tier is a local directory (an object store is a --target)",
-                                 opt.tiered));
+    throw UsageError(
+        fmt::format("--tiered {}: the local tier is a local directory (an object store is a --target)", opt.tiered));
   if (const auto c = checkpoint::check_target(opt.tiered); !c.error.empty())
     throw UsageError(fmt::format("--tiered {}: {}", opt.tiered, c.error));
   std::error_code ec;
