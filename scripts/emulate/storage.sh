@@ -28,6 +28,7 @@ usage: scripts/emulate/storage.sh COMMAND [ARGS]
   status                        each tier: mount, device, limits, bytes the throttle saw
   path NAME                     the tier's mount point
   exec NAME -- CMD...           run CMD in the tier's blkio cgroup (e.g. mpirun ... ccbench checkpoint)
+  exec NAME1,NAME2 -- CMD...    the same in one cgroup holding both tiers' limits (--tiered)
   drop NAME                     sync and drop the page cache (root)
 Profiles: configs/storage/emulated-nvme.yaml, emulated-fsx.yaml, emulated-small.yaml (flat key: value).
 A bad profile (unknown key, bad value) is one line naming the file and key, exit 2.
@@ -146,6 +147,12 @@ case $cmd in
     ;;
   down)
     need_root
+    # The cgroups of `exec NAME1,NAME2` first (their processes back to the root cgroup).
+    for group in "$blkio/$cgroup_prefix"-*+*; do
+      [[ -d $group ]] || continue
+      while read -r pid; do echo "$pid" >"$blkio/cgroup.procs" 2>/dev/null || true; done <"$group/cgroup.procs"
+      rmdir "$group" 2>/dev/null || true
+    done
     for env in "$state"/*.env; do
       [[ -f $env ]] || continue
       tier_down "$(basename "$env" .env)"
@@ -170,9 +177,24 @@ case $cmd in
     sed -n "s/^$2=//p" "$state/$1.env"
     ;;
   exec)
-    [[ $# -ge 3 && $2 == -- ]] || die "exec NAME -- CMD..."
+    [[ $# -ge 3 && $2 == -- ]] || die "exec NAME[,NAME...] -- CMD..."
     name=$1
     shift 2
+    if [[ $name == *,* ]]; then
+      # Several tiers (a tiered checkpoint: local, then target): a process is in one blkio cgroup,
+      # so this one, PREFIX-NAME1+NAME2, holds every named tier's limits on its own device.
+      group="$blkio/$cgroup_prefix-${name//,/+}"
+      mkdir -p "$group"
+      IFS=, read -ra names <<<"$name"
+      for n in "${names[@]}"; do
+        [[ -f $state/$n.env ]] || die "no tier '$n' (storage.sh up)"
+        majmin=$(sed -n 's/^majmin=//p' "$state/$n.env")
+        echo "$majmin $(sed -n 's/^write_bps=//p' "$state/$n.env")" >"$group/blkio.throttle.write_bps_device"
+        echo "$majmin $(sed -n 's/^read_bps=//p' "$state/$n.env")" >"$group/blkio.throttle.read_bps_device"
+      done
+      echo $$ >"$group/cgroup.procs"
+      exec "$@"
+    fi
     [[ -d $blkio/$cgroup_prefix-$name ]] || die "no tier '$name' (storage.sh up)"
     echo $$ >"$blkio/$cgroup_prefix-$name/cgroup.procs"
     exec "$@"

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "checkpoint/drain.hpp"
 #include "checkpoint/durable_time.hpp"
 #include "checkpoint/plausibility.hpp"
 #include "checkpoint/shard_data.hpp"
@@ -27,6 +28,7 @@
 #include "checkpoint/target_facts.hpp"
 #include "cli/checkpoint_options.hpp"
 #include "cli/checkpoint_rows.hpp"
+#include "cli/checkpoint_tiered.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
@@ -228,6 +230,40 @@ struct Run {
   }
 };
 
+// --tiered: the shard goes to the local tier first (what training waits for), then drains to the
+// target on a thread of its own (docs/checkpoint.md, "Tiered checkpoints"). The phase's start is
+// the local write's, its I/O times and end the drain's; `local_end_s` when the local copy was done.
+PhaseRun tiered_write(Run& run, Run& local, const std::string& tier_dir, const std::string& partial,
+                      const ShardData& data, Clock::time_point t0, double& local_end_s) {
+  PhaseRun r = local.write_shard(tier_dir, data, t0);
+  local_end_s = r.times.end_s;
+  if (run.writer < 0) return r;
+  const std::string local_file = local.file_of(tier_dir, run.writer);
+  if (!r.error.empty()) {
+    std::error_code ec;
+    fs::remove(local_file, ec);  // the failed local copy (the trial fails; the tier is left clean)
+    return r;
+  }
+  const DrainTimes d =
+      drain_in_background({&local.storage, local_file, &run.storage, run.file_of(partial, run.writer),
+                           run.plan.shard_bytes, run.opt.transfer_bytes, run.opt.direct, run.opt.fsync},
+                          t0)
+          .get();
+  r.error = d.error;
+  r.direct = r.direct && d.direct;
+  r.times.open_s = d.open_s;
+  r.times.io_s = d.io_s;
+  r.times.fsync_s = d.fsync_s;
+  r.times.close_s = d.close_s;
+  r.times.end_s = d.end_s;
+  try {
+    local.storage.remove_tree(local_file);  // drained: the local tier keeps no copy past the trial
+  } catch (const StorageError& e) {
+    if (r.error.empty()) r.error = e.what();
+  }
+  return r;
+}
+
 // The hosts' memory-copy bandwidth, GB/s summed over ranks copying at once (the plausibility
 // bound for a tier that is really the page cache). Before the first trial, outside any timing.
 double memory_gbps(MpiChannel& ch) {
@@ -337,6 +373,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   std::string error;
   try {
     storage = make_storage(opt.target);
+    check_tiered(opt);
     if (const TargetCheck c = check_target(opt.target); !c.error.empty()) {
       throw UsageError(fmt::format("--target {}: {}", opt.target, c.error));
     }
@@ -451,6 +488,20 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     end_run(kCommand, event, w.rank, writer.get(), peers, nullptr);
   });
   Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
+  // --tiered: the local tier is POSIX; the drain writes through the target's engine.
+  std::unique_ptr<Storage> local_storage = opt.tiered.empty() ? nullptr : make_storage(opt.tiered);
+  std::optional<Run> local_run;
+  std::string tier_dir;
+  if (local_storage) {
+    local_run.emplace(Run{w, config, opt, plan, *local_storage, watchdog, run_id, run.writer});
+    std::string tier_error;
+    try {
+      if (run.writer >= 0) tier_dir = make_tier_dir(opt, run_id);
+    } catch (const StorageError& e) {
+      tier_error = fmt::format("--tiered {}: {}", opt.tiered, e.what());
+    }
+    if (auto failed = ch.agree_on_error(tier_error)) return usage(*failed);
+  }
 
   if (ch.is_root()) {
     std::printf("%s\n", describe_plan(plan, opt, fstype).c_str());
@@ -504,7 +555,10 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         watchdog.arm(Phase::sample);
         ch.barrier();
         const auto t0 = Clock::now();
-        PhaseRun wr = run.write_shard(partial, data ? *data : no_shard(), t0);
+        double local_end_s = 0;
+        PhaseRun wr = local_run
+                          ? tiered_write(run, *local_run, tier_dir, partial, data ? *data : no_shard(), t0, local_end_s)
+                          : run.write_shard(partial, data ? *data : no_shard(), t0);
         if (auto failed = ch.agree_on_error(wr.error)) {
           if (w.leader) storage->remove_tree(partial);
           final_error = fmt::format("trial {} failed, its partial step {} removed: {}", trial, partial, *failed);
@@ -538,6 +592,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         }
         commit_s = ch.max_all(commit_s);
         const auto write_phases = ch.gather_to_root(phases_json(wr));
+        const auto local_ends =
+            local_run ? ch.gather_to_root(fmt::format("{}", local_end_s)) : std::vector<std::string>{};
         direct_all = ch.max_all(wr.direct || run.writer < 0 ? 0.0 : 1.0) == 0;
         watchdog.arm(Phase::aggregate);
         if (ch.is_root()) {
@@ -545,6 +601,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           for (const auto& p : write_phases) ranks.push_back(phases_from_json(p));
           PhaseRows rows =
               checkpoint_write_rows(header_info, ranks, commit_s, trial, step_label, direct_all, wr.direct_refused);
+          if (local_run) add_tiered_fields(rows, opt.tiered, ranks, local_ends);
           for (const auto& row : rows.rows) writer->append(row);
           std::printf("%s", rows.table.c_str());
           std::fflush(stdout);
@@ -634,6 +691,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     std::_Exit(exit_code::usage);
   }
   watchdog.disarm();
+  if (!tier_dir.empty()) fs::remove(tier_dir, ec);  // empty once every shard drained; else kept, with them
   if (exit == exit_code::ok && wrong_shards > 0) exit = exit_code::data_check_failed;
   exit = ch.broadcast(exit);
   if (ch.is_root()) {

@@ -67,6 +67,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--fsx-throughput-per-tib", per_tib,
                  "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
   app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
+  app.add_option("--tiered", opt.tiered,
+                 "LOCAL_PATH: write each shard there (training blocked), then drain it to --target in the background");
   if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
   if (config.trials < 1 || config.trials > 100000) {
@@ -74,6 +76,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   }
   if (opt.keep < 0) throw UsageError(fmt::format("--keep: {} must not be negative", opt.keep));
   if (opt.target.empty()) throw UsageError("--target: empty path");
+  if (app.count("--tiered") > 0 && opt.tiered.empty()) throw UsageError("--tiered: empty path");
   if (shard.empty() == opt.workload.empty()) throw UsageError("--shard-bytes or --workload: give exactly one");
   if (!shard.empty()) opt.shard_bytes = size_flag("--shard-bytes", shard);
   opt.transfer_bytes = size_flag("--transfer-size", transfer);

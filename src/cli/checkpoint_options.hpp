@@ -28,6 +28,7 @@ struct CheckpointOptions {
   std::string fsx_deployment;       // --fsx-deployment SCRATCH_2|PERSISTENT_2
   double fsx_per_tib = 0;           // --fsx-throughput-per-tib
   double fsx_capacity_tib = 0;      // --fsx-capacity-tib
+  std::string tiered;               // --tiered LOCAL_PATH: written there first, drained to --target behind
 };
 
 std::string_view name(CheckpointLayout layout);

@@ -150,6 +150,7 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
                    {"fsync", h.opt.fsync},
                    {"phases", h.opt.write ? (h.opt.read ? "write,read" : "write") : "read"},
                    {"keep", h.opt.keep},
+                   {"tiered", h.opt.tiered.empty() ? json(nullptr) : json(h.opt.tiered)},
                    {"workload", h.opt.workload.empty() ? json(nullptr) : json(h.opt.workload)},
                    {"plan",
                     {{"model_bytes", h.plan.model_bytes},

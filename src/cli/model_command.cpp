@@ -44,6 +44,19 @@ bool register_model_subcommand(const ModelSubcommand& sub) {
 }
 const std::vector<ModelSubcommand>& model_subcommands() { return model_registry(); }
 
+int run_reporting_errors(const char* program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const ParseError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+  }
+  return exit_code::usage;
+}
+
 }  // namespace ccbench::cli
 
 namespace {

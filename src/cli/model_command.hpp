@@ -2,6 +2,7 @@
 // (plan) register themselves here from their own file, like the top-level commands.
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -15,5 +16,9 @@ struct ModelSubcommand {
 
 bool register_model_subcommand(const ModelSubcommand& sub);
 const std::vector<ModelSubcommand>& model_subcommands();
+
+// Runs a subcommand's body: a ParseError or UsageError becomes one line "PROGRAM: message", any
+// other exception "PROGRAM: error: message", each exit 2 (the model commands fail alike).
+int run_reporting_errors(const char* program, const std::function<int()>& body);
 
 }  // namespace ccbench::cli

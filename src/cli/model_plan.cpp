@@ -69,7 +69,7 @@ int plan_main(int argc, char** argv) {
     std::fprintf(stderr, "ccbench model plan: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
-  try {
+  return run_reporting_errors("ccbench model plan", [&] {
     std::optional<std::pair<std::string, std::string>> migration;
     if (!migrate_text.empty()) {
       const auto colon = migrate_text.find(':');
@@ -129,14 +129,7 @@ int plan_main(int argc, char** argv) {
       std::fprintf(stderr, "ccbench model plan: wrote %s (%s)\n", out.c_str(), format.c_str());
     }
     return exit_code::ok;
-  } catch (const ParseError& e) {
-    std::fprintf(stderr, "ccbench model plan: %s\n", e.what());
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "ccbench model plan: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccbench model plan: error: %s\n", e.what());
-  }
-  return exit_code::usage;
+  });
 }
 
 const bool registered = register_model_subcommand(

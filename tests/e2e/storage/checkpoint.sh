@@ -1,6 +1,6 @@
 #!/bin/bash
 # `ccbench checkpoint` on emulated storage tiers with known answers (docs/emulation.md, "Storage
-# tiers"; docs/checkpoint.md). Usage: checkpoint.sh known_answer|faults
+# tiers"; docs/checkpoint.md). Usage: checkpoint.sh known_answer|faults|tiered
 #   known_answer: O_DIRECT write and read on emulated-nvme (24/32 MiB/s) and emulated-fsx (12/16 MiB/s),
 #                 5 trials each, throughput / limit inside the measured bands; buffered writes with
 #                 fsync and reads after drop_caches on emulated-nvme; compare confirms the claim file
@@ -10,6 +10,8 @@
 #                 a tier too small (exit 2, nothing written); ENOSPC mid-write (failed trial, partial
 #                 step removed, finished trials kept); SIGKILL of a rank and SIGTERM of the launcher
 #                 (no committed-looking step); a shard corrupted before a restart read (exit 1).
+#   tiered:       --tiered: blocking time at the local tier's rate, durable time at the target's
+#                 (emulated-local 24 MiB/s, emulated-fsx 12 MiB/s), drained shards verified.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -214,9 +216,49 @@ faults() {
   echo "faults: $((SECONDS - t0)) s"
 }
 
+# --tiered (docs/checkpoint.md, "Tiered checkpoints"): shards written to emulated-local (24 MiB/s
+# write) and drained to emulated-fsx (12 MiB/s), both throttles in one cgroup (storage.sh exec
+# A,B). The blocking time is the local tier's: bytes / blocking within direct_lo-direct_hi of 24 MiB/s;
+# the durable time the target's: the drain, from the first rank's local copy done to the last
+# target copy committed, within the same band of 12 MiB/s. The drained shards read back verified.
+tiered() {
+  local t0=$SECONDS
+  "$storage" up --profile emulated-local --profile emulated-fsx >/dev/null || fail "storage.sh up"
+  local lo fsx
+  lo=$("$storage" path emulated-local) fsx=$("$storage" path emulated-fsx)
+  "$storage" exec emulated-local,emulated-fsx -- "${MPIRUN[@]}" -np 2 "$CCBENCH" checkpoint --target "$fsx" \
+    --tiered "$lo" --shard-bytes 16M --direct --trials 3 --keep 1 -J "$work/tiered.json" >"$work/tiered.out" 2>&1 ||
+    { cat "$work/tiered.out"; fail "tiered run"; }
+  grep -E "^ +[0-9]+ write|tiered:" "$work/tiered.out"
+  $PY - "$work/tiered.json" "$("$storage" value emulated-local write_bps)" "$("$storage" value emulated-fsx write_bps)" \
+    "$direct_lo" "$direct_hi" <<'PYEOF' || fail "tiered: outside the bands"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+local_bps, target_bps, lo, hi = (float(x) for x in sys.argv[2:])
+bad = 0
+for r in doc["results"]:
+    if r["op"] == "checkpoint_read" and r["wrong"] != 0:
+        print("drained shard read back wrong"); bad += 1
+    if r["op"] != "checkpoint_write":
+        continue
+    c = r["checkpoint"]
+    blocking_s, durable_s = r["blocking_us"] / 1e6, r["durable_us"] / 1e6
+    first_local = min(p["local_end_s"] for p in c["tiered"]["per_rank"])
+    first_start = min(p["start_s"] for p in c["per_rank"])
+    b = r["bytes"] / blocking_s / local_bps
+    d = r["bytes"] / (durable_s + first_start - first_local) / target_bps
+    print("trial %d: blocking %.3f s = %.3f of the local tier's rate, durable %.3f s: drain %.3f of the target's"
+          % (r["trial"], blocking_s, b, durable_s, d))
+    bad += (not (lo <= b <= hi)) + (not (lo <= d <= hi))
+sys.exit(1 if bad else 0)
+PYEOF
+  echo "tiered: $((SECONDS - t0)) s"
+}
+
 case ${1:-} in
   known_answer) known_answer ;;
   faults) faults ;;
-  *) echo "usage: checkpoint.sh known_answer|faults" >&2; exit 2 ;;
+  tiered) tiered ;;
+  *) echo "usage: checkpoint.sh known_answer|faults|tiered" >&2; exit 2 ;;
 esac
 echo PASS

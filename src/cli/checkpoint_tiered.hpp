@@ -1,0 +1,30 @@
+// `ccbench checkpoint --tiered LOCAL_PATH` (docs/checkpoint.md, "Tiered checkpoints"): its checks,
+// where a rank's local copy lives, and the fields a tiered trial adds to its checkpoint_write row
+// (`blocking_us`, the local tier's time; `durable_us`, until the target copy is committed). The
+// drain itself is checkpoint/drain.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoint/durable_time.hpp"
+#include "cli/checkpoint_options.hpp"
+#include "cli/checkpoint_rows.hpp"
+
+namespace ccbench::cli {
+
+// Throws UsageError naming --tiered: not a writable directory, the --target itself, without the
+// write phase, with --layout shared-file. Nothing when --tiered is not given.
+void check_tiered(const CheckpointOptions& opt);
+
+// The run's folder on the local tier (LOCAL_PATH/.ccbench-tier-<run id>), made if missing (every
+// rank of a host may call it). Throws StorageError.
+std::string make_tier_dir(const CheckpointOptions& opt, const std::string& run_id);
+
+// Adds `blocking_us` (last writer's local copy done - first writer's start), `durable_us` (the
+// row's time to durable: the drains and the commit) and `checkpoint.tiered` (the local path, every
+// writer's `local_end_s`) to the trial's checkpoint_write row, and a console line.
+void add_tiered_fields(PhaseRows& rows, const std::string& local_path, const std::vector<checkpoint::RankPhases>& ranks,
+                       const std::vector<std::string>& local_end_s);
+
+}  // namespace ccbench::cli
