@@ -438,15 +438,14 @@ int run_phases(MpiChannel& world, int argc, char** argv, const RunConfig& config
       const auto too_big = [&](const std::string& flag, const Plan& p, const Backend& b) {
         const std::uint64_t need = buffer_bytes_needed(p);
         const std::uint64_t budget = b.memory_budget_bytes(world.local_size());
-        return fmt::format(
-            "{}: needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
-            "ranks on this node)",
-            flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0, world.local_size());
+        return fmt::format("{}: needs {:.1f} MiB of buffers per rank, but only {:.1f} MiB is available per rank ({} "
+                           "ranks on this node)",
+                           flag, static_cast<double>(need) / 1048576.0, static_cast<double>(budget) / 1048576.0,
+                           world.local_size());
       };
       if (measured && !fits(plan, *measured_backend)) {
-        error =
-            too_big(opt.bw >= opt.lat ? "--bw-bytes " + format_bytes(opt.bw) : "--lat-bytes " + format_bytes(opt.lat),
-                    plan, *measured_backend);
+        error = too_big(opt.bw >= opt.lat ? "--bw-bytes " + format_bytes(opt.bw) : "--lat-bytes " + format_bytes(opt.lat),
+                        plan, *measured_backend);
       }
       for (std::size_t p = 0; p < layout.patterns.size() && error.empty(); ++p) {
         if (active[p] && !fits(pattern_plans[p], *pattern_backends[p])) {
