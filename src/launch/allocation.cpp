@@ -22,11 +22,7 @@ bool parse_int(std::string_view s, int& out) {
 std::vector<int> expand_cpus_per_node(std::string_view text, std::string_view what) {
   constexpr int kMaxRepeat = 100000;  // as many nodes as a node list may expand to
   std::vector<int> cpus;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view item = text.substr(start, comma - start);
+  for (const std::string_view item : split_commas(text)) {
     const auto paren = item.find("(x");
     int count = 0, repeat = 1;
     const bool ok = paren == std::string_view::npos
@@ -37,7 +33,6 @@ std::vector<int> expand_cpus_per_node(std::string_view text, std::string_view wh
         cpus.size() + static_cast<std::size_t>(repeat) > kMaxRepeat)
       throw UsageError(fmt::format("{}: '{}' is not N or N(xM) with N, M >= 1", what, item));
     cpus.insert(cpus.end(), static_cast<std::size_t>(repeat), count);
-    start = comma + 1;
   }
   return cpus;
 }

@@ -17,6 +17,7 @@ namespace ccbench::launch {
 namespace {
 
 constexpr unsigned long long kMaxHosts = 100000;  // a node list that expands further is an error
+constexpr std::ptrdiff_t kMaxGroups = 16;         // bracket groups in one name (Slurm's names have 1-3)
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -73,11 +74,7 @@ std::vector<std::string> expand_name(std::string_view part, std::string_view who
   const std::vector<std::string> suffixes = expand_name(part.substr(close + 1), whole, what, 0);
   const std::string_view ranges = part.substr(open + 1, close - open - 1);
   std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= ranges.size()) {
-    std::size_t comma = ranges.find(',', start);
-    if (comma == std::string_view::npos) comma = ranges.size();
-    const std::string_view range = ranges.substr(start, comma - start);
+  for (const std::string_view range : split_commas(ranges)) {
     const auto dash = range.find('-');
     const std::string_view lo_text = range.substr(0, dash);
     const std::string_view hi_text = dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
@@ -95,7 +92,6 @@ std::vector<std::string> expand_name(std::string_view part, std::string_view who
       for (const std::string& s : suffixes) names.push_back(head + s);
       if (i == hi) break;
     }
-    start = comma + 1;
   }
   return names;
 }
@@ -183,6 +179,9 @@ std::vector<std::string> expand_slurm_nodelist(std::string_view expression, std:
   const std::string_view expr = trim(expression);
   if (expr.empty()) throw UsageError(fmt::format("{}: empty node list", what));
   for (std::string_view part : split_top(expr)) {
+    // Each group is one level of expand_name's recursion: a hostile list must not exhaust the stack.
+    if (std::count(part.begin(), part.end(), '[') > kMaxGroups)
+      throw UsageError(fmt::format("{}: '{}': more than {} bracket groups in one name", what, part, kMaxGroups));
     for (std::string& host : expand_name(part, part, what, hosts.size())) {
       if (!valid_host(host)) throw UsageError(fmt::format("{}: '{}' is not a host name", what, host));
       hosts.push_back(std::move(host));
@@ -221,6 +220,16 @@ std::string compress_hostlist(const std::vector<std::string>& hosts) {
     out += (out.empty() ? "" : ",") + first.prefix + (single ? body : "[" + body + "]");
   }
   return out;
+}
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> items;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return items;
+    start = comma + 1;
+  }
 }
 
 void require_unique(const std::vector<std::string>& hosts, std::string_view what) {

@@ -90,6 +90,10 @@ TEST(LaunchHosts, SeveralBracketGroupsExpandFirstOutermost) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(expand_slurm_nodelist(bad, "S"), UsageError);
   }
+  std::string deep = "n";
+  for (int i = 0; i < 100000; ++i) deep += "[1]";
+  EXPECT_THROW(expand_slurm_nodelist(deep, "S"), UsageError);  // refused, not a stack overflow
+  EXPECT_EQ(expand_slurm_nodelist("a[1]b[2]c[3]", "S"), (V{"a1b2c3"}));
   try {
     expand_slurm_nodelist("a[0-999]b[0-999]", "S");
     FAIL();
