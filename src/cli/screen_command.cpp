@@ -3,11 +3,9 @@
 // under its watchdog writing an ordinary result file. The search (which tests, who is blamed) is
 // src/screen/search.hpp; starting, ending and judging the tests is src/launch/ (screen_test.hpp);
 // this file parses the flags and prints and writes the outputs. It never loads MPI.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,13 +18,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
