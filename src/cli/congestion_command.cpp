@@ -343,6 +343,12 @@ int congestion_main(int argc, char** argv) {
     return usage(e.what());
   }
 
+  // A job smaller than one host of --ranks-per-host ranks would be one partial host, and the layout
+  // would blame the measured set instead (every rank the same answer, so one line).
+  if (opt.ranks_per_host > world.size()) {
+    return usage(fmt::format("--ranks-per-host {}: the job has {} rank{}, fewer than one host of {}",
+                             opt.ranks_per_host, world.size(), world.size() == 1 ? "" : "s", opt.ranks_per_host));
+  }
   // Every rank learns every rank's host and makes the same layout (or the same error).
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);

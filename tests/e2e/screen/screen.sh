@@ -18,7 +18,7 @@ source "$(dirname "$0")/../emulate/common.sh"
 case=${1:?case}
 N=6 T=5 DEADLINE=12 RATE=400mbit SLOW=220mbit
 [[ $case != default_flags ]] || N=7
-P=$CCB_EMU_PREFIX  # ccb unless set (default_flags runs under any prefix)
+P=$CCB_EMU_PREFIX  # ccb unless set; every case runs under any prefix
 hosts=$(for ((i = 0; i < N; i++)); do echo "$P-h$i"; done | paste -sd,)
 fabric="$ROOT/scripts/emulate/fabric.sh"
 emu_up "$N" "$RATE"
@@ -122,25 +122,25 @@ print('measured: h3 busbw ratio %.3f over %d tests, noise %.3f' % (e['ratio'], e
     emu_set_rate "$SLOW" 3
     run_screen slow
     [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
-    expect_blamed slow ccb-h3
-    expect_lists ccb-h3
-    grep -Eq '^ccb-h3 +slow .*network busbw below the floor' "$out.stdout" || fail "the table does not show ccb-h3's evidence"
+    expect_blamed slow $P-h3
+    expect_lists $P-h3
+    grep -Eq "^$P-h3 +slow .*network busbw below the floor" "$out.stdout" || fail "the table does not show $P-h3's evidence"
     ;;
   two_slow)
     emu_set_rate "$SLOW" 1 4
     run_screen slow2
     [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
-    expect_blamed slow ccb-h1 ccb-h4
-    expect_lists ccb-h1,ccb-h4
+    expect_blamed slow $P-h1 $P-h4
+    expect_lists $P-h1,$P-h4
     ;;
   link_down)
-    ip -n ccb-h2 link set "$EMU_HOST_IF" down
+    ip -n $P-h2 link set "$EMU_HOST_IF" down
     run_screen linkdown
     [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
-    expect_blamed failed ccb-h2
-    expect_lists ccb-h2
-    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == 'ccb-h2'][0]['reason'])")
-    echo "measured: ccb-h2 reason: $reason"
+    expect_blamed failed $P-h2
+    expect_lists $P-h2
+    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == '$P-h2'][0]['reason'])")
+    echo "measured: $P-h2 reason: $reason"
     # Either side of the dead link: the one that cannot send fails at once ("Network is unreachable"),
     # the one whose connection is never answered waits: ccbench's watchdog (-T) or the deadline.
     [[ $reason == *"Network is unreachable"* || $reason == *"timeout:"* || $reason == *"killed by the screen"* ]] ||
@@ -148,10 +148,10 @@ print('measured: h3 busbw ratio %.3f over %d tests, noise %.3f' % (e['ratio'], e
     py "
 d = json.load(open('$out/screen.json'))
 bad = [t for t in d['tests'] if t['outcome'] != 'ok']
-assert bad and all('ccb-h2' in t['hosts'] for t in bad), bad
+assert bad and all('$P-h2' in t['hosts'] for t in bad), bad
 assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t in bad]
 print('measured: failed tests', len(bad), 'ended after', [round(t['elapsed_s'], 1) for t in bad], 's')" ||
-      fail "failed tests: not all with ccb-h2, or past the deadline + 6 s"
+      fail "failed tests: not all with $P-h2, or past the deadline + 6 s"
     ;;
   stopped_rank)
     bash "$fabric" stop-ranks 4 2>"$WORK/stopper.log" &
@@ -160,17 +160,17 @@ print('measured: failed tests', len(bad), 'ended after', [round(t['elapsed_s'], 
     kill "$stopper" 2>/dev/null || true
     wait "$stopper" 2>/dev/null || true
     [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
-    expect_blamed failed ccb-h4
-    expect_lists ccb-h4
-    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == 'ccb-h4'][0]['reason'])")
-    echo "measured: ccb-h4 reason: $reason"
+    expect_blamed failed $P-h4
+    expect_lists $P-h4
+    reason=$(py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == '$P-h4'][0]['reason'])")
+    echo "measured: $P-h4 reason: $reason"
     [[ $reason == *"killed by the screen"* || $reason == *"timeout:"* ]] || fail "reason does not say why: $reason"
     py "
 d = json.load(open('$out/screen.json'))
 bad = [t for t in d['tests'] if t['outcome'] != 'ok']
-assert bad and all('ccb-h4' in t['hosts'] for t in bad), bad
+assert bad and all('$P-h4' in t['hosts'] for t in bad), bad
 assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t in bad]" ||
-      fail "failed tests: not all with ccb-h4, or past the deadline + 6 s"
+      fail "failed tests: not all with $P-h4, or past the deadline + 6 s"
     ;;
   all_healthy)
     for rep in 1 2 3; do

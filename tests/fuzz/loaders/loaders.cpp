@@ -7,7 +7,7 @@
 #include "model/model.hpp"
 #include "model/workload.hpp"
 #include "report/plan_table.hpp"
-#include "screen/hosts.hpp"
+#include "launch/hosts.hpp"
 #include "import/import.hpp"
 #include "compare/load.hpp"
 #include "core/result.hpp"
@@ -78,7 +78,7 @@ constexpr Loader kLoaders[] = {
     {"model", ".json", &model_predict},
     {"plan", ".json", &plan_render},
     {"workload", ".yaml", &workload_steps},
-    {"hostfile", ".txt", [](const auto& p) { (void)screen::read_hostfile(p); }},
+    {"hostfile", ".txt", [](const auto& p) { (void)launch::read_hostfile(p); }},
 };
 
 }  // namespace

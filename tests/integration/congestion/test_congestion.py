@@ -47,6 +47,9 @@ class Usage(unittest.TestCase):
         self.check(4, ["--ranks-per-host", "2", "--measured-hosts", "2"],
                    "--measured-hosts 2: all 4 ranks (2 hosts) would be measured; no ranks left for congestors")
 
+    def test_job_smaller_than_one_host(self):
+        self.check(2, ["--ranks-per-host", "4"], "--ranks-per-host 4: the job has 2 ranks, fewer than one host of 4")
+
     def test_measured_set_of_one(self):
         self.check(4, ["--ranks-per-host", "2", "--measured-ranks", "0"],
                    "--measured-ranks: the measured set needs at least 2 ranks, got 1")

@@ -31,8 +31,29 @@ expect 2 "ccbench screen: --out $work/exists: exists; choose a new folder" -- "$
 expect 2 "ccbench screen: -b/--small-bytes 4M and -e/--large-bytes 8: need 0 < small < large" -- \
   "$ccbench" screen --hosts a,b -b 4M -e 8 --out "$work/o"
 expect 2 "ccbench screen: --path: only with --backend nccl" -- "$ccbench" screen --hosts a,b --path efa --out "$work/o"
-expect 3 "ccbench screen: cannot run: the launcher 'mpirun' is not on PATH" -- \
+expect 2 "ccbench screen: --launcher mpirun: 'mpirun' is not on PATH" -- \
   env PATH=/nonexistent "$ccbench" screen --hosts a,b --out "$work/o"
+# The launch layer's bad input (issue 22): a hostlist that does not parse, srun missing, an
+# allocation with fewer CPUs on a node than --ranks-per-host asks for. Each before any test runs.
+expect 2 "ccbench screen: --hosts: 'ccb-h[0-': unbalanced '['" -- "$ccbench" screen --hosts 'ccb-h[0-' --out "$work/o"
+expect 2 "ccbench screen: SLURM_JOB_NODELIST: 'ccb-h[0-': unbalanced '['" -- \
+  env SLURM_JOB_NODELIST='ccb-h[0-' "$ccbench" screen --out "$work/o"
+expect 2 "ccbench screen: --hosts: host 'ccb-h2' is listed twice" -- \
+  "$ccbench" screen --hosts 'ccb-h[0-3,5],ccb-h2' --out "$work/o"
+expect 2 "ccbench screen: --launcher srun: 'srun' is not on PATH" -- \
+  env PATH=/nonexistent "$ccbench" screen --launcher srun --hosts 'ccb-h[0-3,5]' --out "$work/o"
+mkdir "$work/slurm"
+printf '#!/bin/sh\necho "srun: must not be started" >&2\nexit 1\n' >"$work/slurm/srun"
+chmod +x "$work/slurm/srun"
+expect 2 "ccbench screen: --ranks-per-host 4: the allocation has 2 CPUs on ccb-h0 (SLURM_JOB_CPUS_PER_NODE=2(x5)); srun cannot start 4 ranks there (allocate more, or pass --overcommit to srun)" -- \
+  env PATH="$work/slurm:$PATH" SLURM_JOB_NODELIST='ccb-h[0-4]' SLURM_JOB_CPUS_PER_NODE='2(x5)' \
+  "$ccbench" screen --launcher srun --ranks-per-host 4 --out "$work/o"
+expect 2 "ccbench screen: --ranks-per-host 2: the allocation has 1 CPU on ccb-h3 (SLURM_JOB_CPUS_PER_NODE=4(x3),1,4); srun cannot start 2 ranks there (allocate more, or pass --overcommit to srun)" -- \
+  env PATH="$work/slurm:$PATH" SLURM_JOB_NODELIST='ccb-h[0-4]' SLURM_JOB_CPUS_PER_NODE='4(x3),1,4' \
+  "$ccbench" screen --launcher srun --hosts 'ccb-h[2-4]' --ranks-per-host 2 --out "$work/o"
+expect 2 "ccbench screen: SLURM_JOB_CPUS_PER_NODE: '2(x' is not N or N(xM) with N, M >= 1" -- \
+  env PATH="$work/slurm:$PATH" SLURM_JOB_NODELIST='ccb-h[0-4]' SLURM_JOB_CPUS_PER_NODE='2(x' \
+  "$ccbench" screen --launcher srun --out "$work/o"
 # Hostile input (each failed before its fix: every host blamed, a silent "all healthy", a hang, a
 # result lost after the whole screen).
 expect 2 "ccbench screen: -b/--small-bytes 1: allreduce of float over 1 ranks carries 0 bytes, not 1: give a multiple of 4 bytes" -- \

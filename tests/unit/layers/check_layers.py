@@ -19,6 +19,7 @@ NODES = {
     "screen": "screen/",
     "congestion": "congestion/",
     "checkpoint": "checkpoint/",
+    "launch": "launch/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
     "backends/mpi": "backends/mpi/",
     "backends/nccl": "backends/nccl/",
@@ -41,6 +42,8 @@ ALLOWED = {
     "screen": {"core", "system", "compare", "import", "report", "model"},
     "congestion": {"core", "compare"},
     "checkpoint": {"core", "model"},
+    # launcher command lines, host lists, jobs under a deadline; the screen's test is one such job
+    "launch": {"core", "system", "compare", "import", "report", "model", "screen"},
     "backends": {"core", "channel"},
     "backends/mpi": {"backends", "core", "system", "channel"},
     "backends/nccl": {"backends", "core", "system", "channel"},

@@ -1,0 +1,52 @@
+// Running launchers: each job in a process group of its own (so the whole job, the launcher and
+// whatever it started, can be ended), its output in a log file, bounded by a deadline after which
+// the group gets SIGTERM and, a grace later, SIGKILL. The caller hears of each job as it ends.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ccbench::launch {
+
+struct Job {
+  std::vector<std::string> argv;
+  std::filesystem::path log_file;  // stdout and stderr; its first line is "# " and the command line
+};
+
+// How a job ended.
+struct JobEnd {
+  bool started = false;     // false: the log could not be opened or fork failed (start_error says)
+  std::string start_error;  // then exit_status is 127
+  double elapsed_s = 0;
+  int exit_status = 0;              // the launcher's exit code, 128 + N when signal N ended it
+  int signal = 0;                   // the signal that ended the launcher, 0 when it exited
+  bool killed_at_deadline = false;  // the deadline passed and its group was ended
+};
+
+struct RunLimits {
+  std::size_t concurrency = 0;  // jobs at once, 0: all
+  double deadline_s = 60;       // from the job's start
+  double kill_grace_s = 5;      // SIGTERM at the deadline, SIGKILL this much later
+  // Launchers started in the same instant race for shared state (Open MPI's session folder: "A
+  // call to mkdir was unable to create the desired directory ... File exists", measured on 2 of
+  // 30 emulated screens): a short gap between starts.
+  std::chrono::milliseconds start_gap{200};
+  std::chrono::milliseconds poll{50};
+  std::string who = "ccbench";  // names the caller in the log when exec fails
+};
+
+// Runs the jobs (in order, at most `concurrency` at once), calling on_end(index, end) on this
+// thread as each ends. Returns false when `interrupt` became nonzero: every running job's group is
+// then ended (SIGCONT, SIGTERM, SIGKILL) and reaped, and on_end is not called for them.
+bool run_jobs(const std::vector<Job>& jobs, const RunLimits& limits, const std::atomic<int>& interrupt,
+              const std::function<void(std::size_t, const JobEnd&)>& on_end);
+
+// One job, no interruption.
+JobEnd run_job(const Job& job, const RunLimits& limits);
+
+}  // namespace ccbench::launch
