@@ -99,7 +99,7 @@ std::string phases_json(const PhaseRun& r) {
   const RankPhases& t = r.times;
   return nlohmann::json{{"rank", t.rank},     {"host", t.host},   {"writes", t.writes},   {"start_s", t.start_s},
                         {"open_s", t.open_s}, {"io_s", t.io_s},   {"fsync_s", t.fsync_s}, {"close_s", t.close_s},
-                        {"end_s", t.end_s},   {"bytes", t.bytes}, {"direct", r.direct}}
+                        {"end_s", t.end_s},   {"bytes", t.bytes}, {"direct", r.direct},   {"retries", t.retries}}
       .dump();
 }
 
@@ -116,6 +116,7 @@ RankPhases phases_from_json(const std::string& text) {
   t.close_s = j["close_s"];
   t.end_s = j["end_s"];
   t.bytes = j["bytes"];
+  t.retries = j["retries"];
   return t;
 }
 
@@ -185,6 +186,7 @@ struct Run {
       r.times.close_s = seconds_since(t);
       r.times.end_s = seconds_since(t0);
       r.times.bytes = plan.shard_bytes;
+      r.times.retries = file->retries();
     } catch (const StorageError& e) {
       r.error = e.what();
     }
@@ -221,6 +223,7 @@ struct Run {
       r.times.close_s = seconds_since(t);
       r.times.end_s = seconds_since(t0) - verify_s;
       r.times.bytes = plan.shard_bytes;
+      r.times.retries = file->retries();
     } catch (const StorageError& e) {
       r.error = e.what();
     }
@@ -336,9 +339,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   ShardPlan plan;
   std::string error;
   try {
-    storage = make_storage(opt.target);
-    if (const TargetCheck c = check_target(opt.target); !c.error.empty()) {
-      throw UsageError(fmt::format("--target {}: {}", opt.target, c.error));
+    storage = make_storage(opt.target, opt.remote);
+    if (const std::string why = storage->unusable(opt.target); !why.empty()) {
+      throw UsageError(fmt::format("--target {}: {}", opt.target, why));
     }
     if (!opt.workload.empty()) {
       model::Workload wl;
@@ -360,15 +363,17 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
   if (auto failed = ch.agree_on_error(error)) return usage(*failed);
 
+  // An object store is one namespace every rank sees, with no free space to check (docs/checkpoint.md).
+  const bool object_store = !storage->commits_by_rename();
   // Shared or node-local: rank 0 makes a probe file that every rank looks for.
   const std::string probe = (fs::path(opt.target) / fmt::format(".ccbench-probe-{}", ::getpid())).string();
   std::string run_id = fmt::format("{}", ::getpid());
   run_id = ch.broadcast(run_id);
-  if (ch.is_root()) std::ofstream(probe).put('\n');
+  if (ch.is_root() && !object_store) std::ofstream(probe).put('\n');
   ch.barrier();
   std::error_code ec;
   const bool sees = fs::exists(fmt::format("{}/.ccbench-probe-{}", opt.target, run_id), ec);
-  w.node_local = ch.max_all(sees ? 0.0 : 1.0) > 0;
+  w.node_local = !object_store && ch.max_all(sees ? 0.0 : 1.0) > 0;
   ch.barrier();
   if (ch.is_root()) fs::remove(probe, ec);
   w.leader = w.node_local ? ch.local_rank() == 0 : w.rank == 0;
@@ -376,7 +381,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   // Free space: the new step must fit before anything is written (each leader checks its mount).
   {
     std::string space_error;
-    if (w.leader && opt.write) {
+    if (w.leader && opt.write && !object_store) {
       std::uint64_t here = 0;  // bytes this leader's mount receives
       for (int r = 0; r < w.size; ++r) {
         if (!plan.writes(r)) continue;
@@ -430,7 +435,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   const double mem_gbps = memory_gbps(ch);
   const std::uint64_t ram = host_memory_bytes();
   const std::string ram_json = ch.broadcast(nlohmann::json(ch.gather_to_root(std::to_string(ram))).dump());
-  const std::string fstype = filesystem_type(opt.target);
+  const std::string fstype = object_store ? storage->name() : filesystem_type(opt.target);
 
   std::unique_ptr<ResultWriter> writer;
   std::string output_error;
@@ -474,7 +479,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   std::size_t wrong_shards = 0;
   try {
     for (int trial = 0; trial < config.trials; ++trial) {
-      const int step = ch.broadcast(ch.is_root() ? last_step(opt.target) + 1 : 0);
+      const int step = ch.broadcast(ch.is_root() ? last_step(storage->entries(opt.target)) + 1 : 0);
       std::string committed = restart.path, step_label = restart.name;
       const std::uint32_t seed = opt.write ? config.seed : restart.seed;
       const int data_trial = opt.write ? trial : restart.trial;
@@ -483,8 +488,10 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       if (run.writer >= 0) data.emplace(seed, data_trial, run.writer, plan.shard_bytes, opt.transfer_bytes);
       bool direct_all = opt.direct;
       if (opt.write) {
-        const std::string partial = (fs::path(opt.target) / partial_name(step, run_id)).string();
         committed = (fs::path(opt.target) / step_name(step)).string();
+        // S3 writes the step in place: its manifest, put last, is the commit.
+        const std::string partial =
+            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(step, run_id)).string() : committed;
         step_label = step_name(step);
         std::string setup_error;
         watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
@@ -523,7 +530,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
             f->sync();
             f->close();
             storage->sync_dir(partial);
-            storage->rename(partial, committed);
+            if (partial != committed) storage->rename(partial, committed);
             storage->sync_dir(opt.target);
           } catch (const StorageError& e) {
             commit_error = e.what();

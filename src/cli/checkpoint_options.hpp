@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/storage.hpp"
 #include "sweep/run_config.hpp"
 
 namespace ccbench::cli {
@@ -28,6 +29,7 @@ struct CheckpointOptions {
   std::string fsx_deployment;       // --fsx-deployment SCRATCH_2|PERSISTENT_2
   double fsx_per_tib = 0;           // --fsx-throughput-per-tib
   double fsx_capacity_tib = 0;      // --fsx-capacity-tib
+  checkpoint::RemoteOptions remote;  // --part-size, --concurrency, --s3-endpoint (s3:// targets)
 };
 
 std::string_view name(CheckpointLayout layout);
