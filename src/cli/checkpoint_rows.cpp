@@ -127,53 +127,54 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
     return l ? json{{"baseline_gbps", l->baseline_gbps}, {"ceiling_gbps", l->ceiling_gbps}, {"source", l->source}}
              : json(nullptr);
   };
-  file.config = {
-      {"backend", "posix"},
-      {"command", "checkpoint"},
-      {"trials", h.config.trials},
-      {"seed", h.config.seed},
-      {"timeout_s", h.config.timeout_s},
-      {"timing",
-       {{"method", "checkpoint"},
-        {"sample",
-         "one trial: last writing rank's end - first writing rank's start after a barrier, "
-         "plus the commit (manifest, rename, parent fsync)"},
-        {"statistic", "time to durable per trial; trials are the unit"},
-        {"synchronisation", "MPI_Barrier before each phase"}}},
-      {"checkpoint",
-       {{"target", h.target},
-        {"tier", h.opt.tier.empty() ? json(nullptr) : json(h.opt.tier)},
-        {"tier_gbps", h.opt.tier_gbps ? json(*h.opt.tier_gbps) : json(nullptr)},
-        {"fsx", h.opt.fsx_deployment.empty() ? json(nullptr)
-                                             : json{{"deployment", h.opt.fsx_deployment},
-                                                    {"throughput_per_tib_mbps", h.opt.fsx_per_tib},
-                                                    {"capacity_tib", h.opt.fsx_capacity_tib}}},
-        {"write_limit", limit(h.write_limit)},
-        {"read_limit", limit(h.read_limit)},
-        {"memory_gbps", h.memory_gbps},
-        {"node_local", h.node_local},
-        {"layout", name(h.opt.layout)},
-        {"transfer_bytes", h.opt.transfer_bytes},
-        {"s3", h.opt.target.rfind("s3://", 0) != 0
-                   ? json(nullptr)
-                   : json{{"part_bytes", h.opt.remote.part_bytes},
-                          {"concurrency", h.opt.remote.concurrency},
-                          {"endpoint", h.opt.remote.endpoint.empty() ? json(nullptr) : json(h.opt.remote.endpoint)}}},
-        {"direct", h.opt.direct},
-        {"fsync", h.opt.fsync},
-        {"phases", h.opt.write ? (h.opt.read ? "write,read" : "write") : "read"},
-        {"keep", h.opt.keep},
-        {"workload", h.opt.workload.empty() ? json(nullptr) : json(h.opt.workload)},
-        {"plan",
-         {{"model_bytes", h.plan.model_bytes},
-          {"shard_bytes", h.plan.shard_bytes},
-          {"bytes", h.plan.bytes()},
-          {"writers", h.plan.writers},
-          {"ranks", h.plan.ranks},
-          {"tp", h.plan.tp},
-          {"pp", h.plan.pp},
-          {"dp", h.plan.dp},
-          {"rule", h.plan.rule}}}}}};
+  file.config = {{"backend", "posix"},
+                 {"command", "checkpoint"},
+                 {"trials", h.config.trials},
+                 {"seed", h.config.seed},
+                 {"timeout_s", h.config.timeout_s},
+                 {"timing",
+                  {{"method", "checkpoint"},
+                   {"sample",
+                    "one trial: last writing rank's end - first writing rank's start after a barrier, "
+                    "plus the commit (manifest, rename, parent fsync)"},
+                   {"statistic", "time to durable per trial; trials are the unit"},
+                   {"synchronisation", "MPI_Barrier before each phase"}}},
+                 {"checkpoint",
+                  {{"target", h.target},
+                   {"tier", h.opt.tier.empty() ? json(nullptr) : json(h.opt.tier)},
+                   {"tier_gbps", h.opt.tier_gbps ? json(*h.opt.tier_gbps) : json(nullptr)},
+                   {"fsx", h.opt.fsx_deployment.empty() ? json(nullptr)
+                                                        : json{{"deployment", h.opt.fsx_deployment},
+                                                               {"throughput_per_tib_mbps", h.opt.fsx_per_tib},
+                                                               {"capacity_tib", h.opt.fsx_capacity_tib}}},
+                   {"write_limit", limit(h.write_limit)},
+                   {"read_limit", limit(h.read_limit)},
+                   {"memory_gbps", h.memory_gbps},
+                   {"node_local", h.node_local},
+                   {"layout", name(h.opt.layout)},
+                   {"transfer_bytes", h.opt.transfer_bytes},
+                   {"direct", h.opt.direct},
+                   {"fsync", h.opt.fsync},
+                   {"phases", h.opt.write ? (h.opt.read ? "write,read" : "write") : "read"},
+                   {"keep", h.opt.keep},
+                   {"workload", h.opt.workload.empty() ? json(nullptr) : json(h.opt.workload)},
+                   {"plan",
+                    {{"model_bytes", h.plan.model_bytes},
+                     {"shard_bytes", h.plan.shard_bytes},
+                     {"bytes", h.plan.bytes()},
+                     {"writers", h.plan.writers},
+                     {"ranks", h.plan.ranks},
+                     {"tp", h.plan.tp},
+                     {"pp", h.plan.pp},
+                     {"dp", h.plan.dp},
+                     {"rule", h.plan.rule}}}}}};
+  if (h.opt.target.rfind("s3://", 0) == 0) {
+    file.config["backend"] = "s3";
+    file.config["checkpoint"]["s3"] = {
+        {"part_bytes", h.opt.remote.part_bytes},
+        {"concurrency", h.opt.remote.concurrency},
+        {"endpoint", h.opt.remote.endpoint.empty() ? json(nullptr) : json(h.opt.remote.endpoint)}};
+  }
   return file;
 }
 
