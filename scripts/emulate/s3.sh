@@ -95,7 +95,14 @@ EOF
 start() { # NAME CMD...
   local name=$1
   shift
-  in_host setsid "$@" </dev/null >"$state/log/$name.log" 2>&1 &
+  local host
+  host=$(cat "$state/host")
+  # Not through a function: $! must be the server itself (setsid and ip netns exec both exec).
+  if [[ -n $host ]]; then
+    setsid ip netns exec "$host" "$@" </dev/null >"$state/log/$name.log" 2>&1 &
+  else
+    setsid "$@" </dev/null >"$state/log/$name.log" 2>&1 &
+  fi
   echo $! >"$state/pids/$name.pid"
 }
 

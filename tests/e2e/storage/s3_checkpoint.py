@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""`ccbench checkpoint --target s3://` against a real S3 server: OpenStack Swift with its s3api
+middleware (SigV4 signatures and payload hashes checked), started here by scripts/emulate/s3.sh
+with its own state directory and ports, torn down at the end (docs/checkpoint.md, "S3 engine").
+
+  - 2 ranks through mpirun write and read back (verified) two steps; the objects are where the
+    manifest says, with their sizes; the secret key appears in no output and not in the result file;
+  - a wrong secret key: exit 2 naming the credential problem (AWS_SECRET_ACCESS_KEY,
+    SignatureDoesNotMatch), the wrong secret in no output;
+  - a bucket that does not exist: exit 2 naming it;
+  - --part-size below S3's 5 MiB: exit 2 naming --part-size, before any request;
+  - the server killed mid-run: the trial fails (exit 2) well before -T, the finished trials are in
+    the result file, and the abandoned upload is reported (its id, not aborted: nothing answers).
+Exit 77 (skipped) without root or Swift.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+S3SH = os.path.join(ROOT, "scripts", "emulate", "s3.sh")
+CCBENCH = os.environ.get("CCBENCH", os.path.join(ROOT, "build", "ccbench"))
+MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none"]
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def fail(why):
+    print("FAIL:", why)
+    sys.exit(1)
+
+
+def free_port_block(n=5):
+    """A base port with the next n-1 free as well (the proxy and its four servers)."""
+    for base in range(20000 + (os.getpid() % 2000) * 5, 40000, 5):
+        ok = True
+        for p in range(base, base + n):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    fail("no free ports")
+
+
+def main():
+    if os.geteuid() != 0:
+        skip("needs root (scripts/emulate/s3.sh writes /etc/swift/swift.conf once)")
+    if not shutil.which("swift-proxy-server") or not shutil.which("memcached"):
+        skip("OpenStack Swift or memcached not installed (scripts/packages-test.txt)")
+    work = tempfile.mkdtemp(prefix="ccb-s3-e2e.")
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("AWS_"):
+            del env[k]
+    env.update(CCB_S3_STATE=f"/run/ccbench-s3-e2e-{os.getpid()}", CCB_S3_PORT=str(free_port_block()),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    try:
+        t0 = time.monotonic()
+        up = subprocess.run([S3SH, "up", "--bucket", "ckpt"], env=env, capture_output=True, text=True, timeout=120)
+        if up.returncode != 0:
+            fail(f"s3.sh up: {up.returncode}: {up.stderr}")
+        for line in up.stdout.splitlines():
+            for kv in line.removeprefix("export ").split():
+                k, v = kv.split("=", 1)
+                env[k] = v
+        print(f"# server up in {time.monotonic() - t0:.1f} s at {env['AWS_ENDPOINT_URL']}")
+        secret = env["AWS_SECRET_ACCESS_KEY"]
+        run_checks(env, work, secret)
+    finally:
+        subprocess.run([S3SH, "down"], env=env, capture_output=True, text=True, timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+    left = subprocess.run(["pgrep", "-f", env["CCB_S3_STATE"]], capture_output=True, text=True).stdout.strip()
+    if left:
+        fail(f"processes of the server left after down: {left}")
+    print("PASS")
+
+
+def ckpt(env, args, np=2, timeout=120):
+    return subprocess.run(MPIRUN + ["-np", str(np), CCBENCH, "checkpoint"] + args, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def rows(path):
+    out = []
+    with open(path) as f:
+        doc = f.read()
+    try:
+        return json.loads(doc)
+    except json.JSONDecodeError:
+        for line in doc.splitlines():
+            if line.strip():
+                out.append(json.loads(line))
+        return out
+
+
+def aws(env, *args):
+    r = subprocess.run([S3SH, "aws"] + list(args), env=env, capture_output=True, text=True, timeout=60)
+    return r
+
+
+def run_checks(env, work, secret):
+    # 1. 2 ranks, write + read, verified; the objects and their sizes.
+    out = os.path.join(work, "ok.json")
+    t = time.monotonic()
+    r = ckpt(env, ["--target", "s3://ckpt/e2e", "--shard-bytes", "12M", "--part-size", "5M", "--concurrency", "2",
+                   "--trials", "2", "-J", out, "-T", "60"])
+    print(f"# 2-rank write+read: exit {r.returncode} in {time.monotonic() - t:.1f} s")
+    if r.returncode != 0:
+        fail(f"2-rank run: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    doc = rows(out)
+    results = doc["results"] if isinstance(doc, dict) else [x for x in doc if "op" in x]
+    ops = [x["op"] for x in results]
+    if ops.count("checkpoint_write") != 2 or ops.count("checkpoint_read") != 2:
+        fail(f"rows: {ops}")
+    for x in results:
+        if x["op"] == "checkpoint_read" and x.get("wrong", 0) != 0:
+            fail(f"read back wrong: {x}")
+        if x["op"] in ("checkpoint_write", "checkpoint_read") and x.get("retries") != 0:
+            fail(f"retries on an idle server: {x.get('retries')}")
+    heads = {}
+    for step in ("step-000001", "step-000002"):
+        for shard in ("rank-00000.shard", "rank-00001.shard"):
+            h = aws(env, "s3api", "head-object", "--bucket", "ckpt", "--key", f"e2e/{step}/{shard}")
+            if h.returncode != 0:
+                fail(f"head-object e2e/{step}/{shard}: {h.stderr}")
+            heads[(step, shard)] = json.loads(h.stdout)
+            if heads[(step, shard)]["ContentLength"] != 12 << 20:
+                fail(f"{step}/{shard}: {heads[(step, shard)]['ContentLength']} bytes")
+            if not heads[(step, shard)]["ETag"].strip('"').endswith("-3"):
+                fail(f"{step}/{shard}: ETag {heads[(step, shard)]['ETag']} (3 parts of 5M, 5M, 2M expected)")
+        if aws(env, "s3api", "head-object", "--bucket", "ckpt", "--key", f"e2e/{step}/ccbench-manifest.json").returncode:
+            fail(f"{step}: no manifest (the commit)")
+    uploads = aws(env, "s3api", "list-multipart-uploads", "--bucket", "ckpt")
+    if uploads.stdout.strip() and json.loads(uploads.stdout).get("Uploads"):
+        fail(f"multipart uploads left: {uploads.stdout}")
+    with open(out) as f:
+        if secret in f.read() or secret in r.stdout or secret in r.stderr:
+            fail("the secret key is in the output or the result file")
+
+    # 2. A wrong secret key: exit 2 naming the credential problem; the wrong secret nowhere.
+    bad = dict(env, AWS_SECRET_ACCESS_KEY="wrongSECRET" + secret[::-1])
+    bad_out = os.path.join(work, "bad.json")
+    r = ckpt(bad, ["--target", "s3://ckpt/e2e", "--shard-bytes", "8M", "-J", bad_out, "-T", "60"])
+    if r.returncode != 2:
+        fail(f"wrong secret: exit {r.returncode}\n{r.stderr}")
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    if "AWS_SECRET_ACCESS_KEY" not in first or "SignatureDoesNotMatch" not in first:
+        fail(f"wrong secret: {first!r}")
+    everything = r.stdout + r.stderr + (open(bad_out).read() if os.path.exists(bad_out) else "")
+    if bad["AWS_SECRET_ACCESS_KEY"] in everything or secret in everything:
+        fail("a secret key is in the output of the wrong-secret run")
+    print(f"# wrong secret: {first}")
+
+    # 3. A bucket that does not exist.
+    r = ckpt(env, ["--target", "s3://no-such-bucket/e2e", "--shard-bytes", "8M", "-T", "60"])
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    if r.returncode != 2 or "'no-such-bucket' does not exist" not in first:
+        fail(f"missing bucket: exit {r.returncode}: {first!r}")
+    print(f"# missing bucket: {first}")
+
+    # 4. A part below S3's 5 MiB minimum: refused before any request (no server needed).
+    r = ckpt(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:9"),
+             ["--target", "s3://ckpt/e2e", "--shard-bytes", "8M", "--part-size", "4M"], np=1)
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    if r.returncode != 2 or not first.startswith("ccbench checkpoint: --part-size: 4M is outside S3's part sizes"):
+        fail(f"--part-size 4M: exit {r.returncode}: {first!r}")
+    print(f"# part size: {first}")
+
+    # 5. The server killed mid-run: the trial fails, finished trials kept, the upload reported.
+    kill_out = os.path.join(work, "kill.json")
+    p = subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint", "--target", "s3://ckpt/kill", "--shard-bytes",
+                                   "40M", "--part-size", "5M", "--trials", "20", "-J", kill_out, "-T", "60"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t = time.monotonic()
+    seen = []
+    for line in p.stdout:
+        seen.append(line)
+        if line.split()[:2] == ["0", "read"]:
+            break
+    with open(os.path.join(env["CCB_S3_STATE"], "pids", "proxy.pid")) as f:
+        os.kill(int(f.read()), signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        stdout, stderr = p.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail("the run hung after the server was killed")
+    took = time.monotonic() - killed
+    if p.returncode != 2:
+        fail(f"server killed: exit {p.returncode}\n{''.join(seen)}{stdout}\n{stderr}")
+    if took > 40:
+        fail(f"server killed: the run took {took:.1f} s to fail (-T 60)")
+    msg = [l for l in stderr.splitlines() if "failed" in l]
+    if not msg or "no response from" not in msg[-1]:
+        fail(f"server killed: {stderr}")
+    if "upload" in msg[-1] and "NOT aborted" not in msg[-1] and "aborted" not in msg[-1]:
+        fail(f"server killed: the abandoned upload is not reported: {msg[-1]}")
+    doc = rows(kill_out)
+    results = doc["results"] if isinstance(doc, dict) else [x for x in doc if "op" in x]
+    kept = [x for x in results if x["op"] == "checkpoint_write"]
+    if not kept:
+        fail("server killed: the finished trial is not in the result file")
+    print(f"# server killed: exit 2 after {took:.1f} s, {len(kept)} write row(s) kept: {msg[-1][:300]}")
+
+
+if __name__ == "__main__":
+    main()
