@@ -313,6 +313,17 @@ ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan)
   return out;
 }
 
+// Removes a failed trial's partial step; "" when it went, else what is left and why (a dead S3
+// server cannot list it: the failure that ended the trial must still be the one reported).
+std::string remove_partial(Storage& storage, const std::string& partial) {
+  try {
+    storage.remove_tree(partial);
+    return "";
+  } catch (const StorageError& e) {
+    return fmt::format("NOT removed ({})", e.what());
+  }
+}
+
 int checkpoint_main(int argc, char** argv);
 
 const bool registered = register_command({"checkpoint", measuring_summary("checkpoint"), &checkpoint_main});
@@ -513,8 +524,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         const auto t0 = Clock::now();
         PhaseRun wr = run.write_shard(partial, data ? *data : no_shard(), t0);
         if (auto failed = ch.agree_on_error(wr.error)) {
-          if (w.leader) storage->remove_tree(partial);
-          final_error = fmt::format("trial {} failed, its partial step {} removed: {}", trial, partial, *failed);
+          const std::string left = w.leader ? remove_partial(*storage, partial) : "";
+          final_error = fmt::format("trial {} failed, its partial step {} {}: {}", trial, partial,
+                                    left.empty() ? "removed" : left, *failed);
           exit = exit_code::usage;
           break;
         }
@@ -538,7 +550,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           commit_s = seconds_since(c0);
         }
         if (auto failed = ch.agree_on_error(commit_error)) {
-          if (w.leader) storage->remove_tree(partial);
+          if (w.leader) remove_partial(*storage, partial);
           final_error = fmt::format("trial {}: the commit failed, its partial step removed: {}", trial, *failed);
           exit = exit_code::usage;
           break;
