@@ -50,7 +50,7 @@ class WriteFile final : public StorageFile {
       p += n;
       bytes -= n;
       written_ += n;
-      if (buffer_.size() == part_bytes_) send_part();
+      if (buffer_.size() == part_bytes_) send_part_or_abandon();
     }
   }
   void read_at(void*, std::size_t, std::uint64_t offset) override {
@@ -95,6 +95,17 @@ class WriteFile final : public StorageFile {
     Md5 md5{};
     std::string etag;
   };
+
+  // A part that failed is seen when the next one waits for it: the upload is abandoned then, and
+  // the error says whether the abort went through.
+  void send_part_or_abandon() {
+    try {
+      send_part();
+    } catch (const StorageError& e) {
+      if (done_) throw;
+      throw StorageError(e.error(), std::string(e.what()) + abandon());
+    }
+  }
 
   void send_part() {
     // At most `concurrency` parts in flight: wait for the oldest before sending another.
