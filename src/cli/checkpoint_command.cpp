@@ -274,11 +274,15 @@ CacheDrop drop_cache(World& w, Storage& storage, const std::string& file, bool r
 }
 
 std::string describe_plan(const ShardPlan& plan, const CheckpointOptions& opt, const std::string& fstype) {
-  return fmt::format("# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}",
-                     plan.writers, plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule,
-                     name(opt.layout), opt.target, fstype, format_bytes(opt.transfer_bytes),
-                     opt.direct ? "O_DIRECT" : "buffered",
-                     opt.fsync ? " + fsync" : ", NO fsync (--no-fsync: not durable)");
+  return fmt::format(
+      "# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}", plan.writers,
+      plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule, name(opt.layout), opt.target,
+      fstype, format_bytes(opt.transfer_bytes),
+      fstype == "s3" ? fmt::format("multipart parts of {}, {} in flight a rank", format_bytes(opt.remote.part_bytes),
+                                   opt.remote.concurrency)
+      : opt.direct   ? "O_DIRECT"
+                     : "buffered",
+      fstype == "s3" || opt.fsync ? (fstype == "s3" ? "" : " + fsync") : ", NO fsync (--no-fsync: not durable)");
 }
 
 struct ReadOnlyStep {
@@ -477,7 +481,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
                     stale.path().c_str());
     }
-    if (ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
+    if (!object_store && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
       std::printf(
           "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
           static_cast<double>(ram) / 1073741824.0);
