@@ -20,11 +20,13 @@
 
 #include "checkpoint/durable_time.hpp"
 #include "checkpoint/plausibility.hpp"
+#include "checkpoint/s3/export_watch.hpp"
 #include "checkpoint/shard_data.hpp"
 #include "checkpoint/shard_plan.hpp"
 #include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "checkpoint/target_facts.hpp"
+#include "cli/checkpoint_export.hpp"
 #include "cli/checkpoint_options.hpp"
 #include "cli/checkpoint_rows.hpp"
 #include "cli/command.hpp"
@@ -351,10 +353,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
 
   // Set-up errors are agreed on: every rank checks what it can see (its own mount of the target).
   std::unique_ptr<Storage> storage;
+  std::unique_ptr<s3::ExportWatch> exporter;  // rank 0, with --export-to
   ShardPlan plan;
   std::string error;
   try {
     storage = make_storage(opt.target, opt.remote);
+    if (ch.is_root() && !opt.export_to.empty()) exporter = s3::make_export_watch(opt.export_to, opt.remote);
     if (const std::string why = storage->unusable(opt.target); !why.empty()) {
       throw UsageError(fmt::format("--target {}: {}", opt.target, why));
     }
@@ -553,6 +557,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           }
           commit_s = seconds_since(c0);
         }
+        const auto committed_at = Clock::now();
         if (auto failed = ch.agree_on_error(commit_error)) {
           if (w.leader) remove_partial(*storage, partial);
           final_error = fmt::format("trial {}: the commit failed, its partial step removed: {}", trial, *failed);
@@ -568,6 +573,20 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           for (const auto& p : write_phases) ranks.push_back(phases_from_json(p));
           PhaseRows rows =
               checkpoint_write_rows(header_info, ranks, commit_s, trial, step_label, direct_all, wr.direct_refused);
+          if (exporter) {
+            // The shards' time to durable in S3 (FSx's export), after the POSIX commit above.
+            const std::vector<s3::ExportShard> shards = export_shards(opt, plan, committed, exporter->where().prefix,
+                                                                      [&](int i) { return run.file_of(committed, i); });
+            const s3::ExportResult e =
+                exporter->wait(shards, committed_at, opt.export_deadline_s, 0.1, s3::lfs_hsm_check());
+            double first_start = 1e300;
+            for (const auto& r : ranks)
+              if (r.writes) first_start = std::min(first_start, r.start_s);
+            const ExportSummary summary =
+                summarize_export(e, opt, shards.size(), seconds_since(t0) - first_start - seconds_since(committed_at));
+            rows.rows.front().extra["export"] = summary.json;
+            rows.table += summary.line;
+          }
           for (const auto& row : rows.rows) writer->append(row);
           std::printf("%s", rows.table.c_str());
           std::fflush(stdout);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
@@ -55,6 +56,25 @@ void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
                                  opt.shard_bytes));
 }
 
+// --export-to waits inside a phase the watchdog times, so its deadline must end before -T does.
+void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const std::string& deadline) {
+  if (opt.export_to.empty()) {
+    if (!deadline.empty()) throw UsageError("--export-deadline: needs --export-to");
+    return;
+  }
+  if (opt.export_to.rfind("s3://", 0) != 0)
+    throw UsageError(fmt::format("--export-to {}: expected s3://BUCKET/PREFIX", opt.export_to));
+  if (opt.target.rfind("s3://", 0) == 0) throw UsageError("--export-to: for a POSIX --target (it is already in S3)");
+  if (!opt.write) throw UsageError("--export-to: needs the write phase (--phases write or write,read)");
+  const bool hang_limit = config.timeout_s > 0;  // -T 0: no watchdog
+  opt.export_deadline_s = !deadline.empty() ? positive_flag("--export-deadline", deadline)
+                          : hang_limit      ? std::min(300.0, 0.8 * config.timeout_s)
+                                            : 300.0;
+  if (hang_limit && opt.export_deadline_s >= config.timeout_s)
+    throw UsageError(
+        fmt::format("--export-deadline: {} s is not below -T {} s", opt.export_deadline_s, config.timeout_s));
+}
+
 }  // namespace
 
 std::string_view name(CheckpointLayout layout) {
@@ -98,6 +118,11 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
       ->default_val(4);
   app.add_option("--s3-endpoint", opt.remote.endpoint,
                  "s3://: endpoint URL (default AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)");
+  std::string export_deadline;
+  app.add_option(
+      "--export-to", opt.export_to,
+      "s3://BUCKET/PREFIX the POSIX target is exported to (FSx data repository): wait for every shard there");
+  app.add_option("--export-deadline", export_deadline, "seconds to wait for the export (default 300, below -T)");
   if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
   if (config.trials < 1 || config.trials > 100000) {
@@ -142,6 +167,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
     if (opt.tier_gbps) throw UsageError("--tier-gbps: give it or the --fsx-* flags, not both");
   }
   check_s3_flags(opt, part_size);
+  check_export_flags(opt, config, export_deadline);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "checkpoint/storage.hpp"
+#include "core/error.hpp"
 
 namespace ccbench::checkpoint::s3 {
 namespace {
@@ -211,6 +212,18 @@ std::optional<Credentials> find_credentials(HttpClient& http) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+Connection connect_from_environment(const std::string& url, const char* flag, const std::string& endpoint_flag) {
+  const std::string region = region_from_environment();
+  auto unsigned_http = make_curl_client({}, region);
+  const auto credentials = find_credentials(*unsigned_http);
+  if (!credentials)
+    throw UsageError(fmt::format(
+        "{} {}: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
+        "temporary ones), or run where the instance metadata service gives a role's",
+        flag, url));
+  return {make_curl_client(*credentials, region), resolve_endpoint(endpoint_flag, env("AWS_ENDPOINT_URL"), region)};
 }
 
 }  // namespace ccbench::checkpoint::s3

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,5 +71,13 @@ std::optional<Credentials> find_credentials(HttpClient& unsigned_http);
 
 // AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1.
 std::string region_from_environment();
+
+// A signed client and the endpoint for `url` as AWS users configure them (--s3-endpoint, the AWS_
+// variables, the instance role). Throws UsageError naming `flag` when there are no credentials.
+struct Connection {
+  std::unique_ptr<HttpClient> http;
+  Endpoint endpoint;
+};
+Connection connect_from_environment(const std::string& url, const char* flag, const std::string& endpoint_flag);
 
 }  // namespace ccbench::checkpoint::s3

@@ -286,18 +286,8 @@ std::string S3Storage::unusable(const std::string&) {
 
 std::unique_ptr<Storage> make_s3_storage(const std::string& target, const RemoteOptions& remote) {
   const s3::Location where = s3::parse_location(target, "--target");
-  const std::string region = s3::region_from_environment();
-  auto unsigned_http = s3::make_curl_client({}, region);
-  const auto credentials = s3::find_credentials(*unsigned_http);
-  if (!credentials)
-    throw UsageError(fmt::format(
-        "--target {}: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for "
-        "temporary ones), or run where the instance metadata service gives a role's",
-        target));
-  const char* env_endpoint = std::getenv("AWS_ENDPOINT_URL");
-  const s3::Endpoint endpoint =
-      s3::resolve_endpoint(remote.endpoint, env_endpoint != nullptr ? env_endpoint : "", region);
-  return std::make_unique<s3::S3Storage>(s3::make_curl_client(*credentials, region), endpoint, where, remote);
+  s3::Connection c = s3::connect_from_environment(target, "--target", remote.endpoint);
+  return std::make_unique<s3::S3Storage>(std::move(c.http), c.endpoint, where, remote);
 }
 
 }  // namespace ccbench::checkpoint

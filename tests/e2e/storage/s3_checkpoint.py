@@ -9,6 +9,9 @@ with its own state directory and ports, torn down at the end (docs/checkpoint.md
     SignatureDoesNotMatch), the wrong secret in no output;
   - a bucket that does not exist: exit 2 naming it;
   - --part-size below S3's 5 MiB: exit 2 naming --part-size, before any request;
+  - --export-to for a POSIX target, with an exporter (dra_exporter.py) copying each committed step
+    to the bucket DELAY s after it sees it: the reported export lag is DELAY plus the exporter's copy
+    time, within the band below; without an exporter, "export NOT finished" at the deadline;
   - the server killed mid-run: the trial fails (exit 2) well before -T, the finished trials are in
     the result file, and the abandoned upload is reported (its id, not aborted: nothing answers).
 Exit 77 (skipped) without root or Swift.
@@ -180,7 +183,10 @@ def run_checks(env, work, secret):
         fail(f"--part-size 4M: exit {r.returncode}: {first!r}")
     print(f"# part size: {first}")
 
-    # 5. The server killed mid-run: the trial fails, finished trials kept, the upload reported.
+    # 5. --export-to: the lag of a known exporter, and the deadline without one.
+    export_checks(env, work)
+
+    # 6. The server killed mid-run: the trial fails, finished trials kept, the upload reported.
     kill_out = os.path.join(work, "kill.json")
     p = subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint", "--target", "s3://ckpt/kill", "--shard-bytes",
                                    "40M", "--part-size", "5M", "--trials", "20", "-J", kill_out, "-T", "60"],
@@ -216,6 +222,67 @@ def run_checks(env, work, secret):
     if not kept:
         fail("server killed: the finished trial is not in the result file")
     print(f"# server killed: exit 2 after {took:.1f} s, {len(kept)} write row(s) kept: {msg[-1][:300]}")
+
+
+# The reported lag lies in [DELAY, DELAY + the exporter's copy time + SLACK]: the exporter sees the
+# commit within 0.05 s of it, ccbench polls every 0.1 s, and a HeadObject takes milliseconds.
+DELAY = 2.0
+SLACK = 1.0
+
+
+def export_checks(env, work):
+    target = os.path.join(work, "posix")
+    os.makedirs(target)
+    log = os.path.join(work, "exporter.log")
+    exporter = subprocess.Popen(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                   "dra_exporter.py"),
+                                 target, "s3://ckpt/dra", str(DELAY), log], env=env)
+    try:
+        out = os.path.join(work, "export.json")
+        # One step: the exporter copies one step at a time, so a second one would also wait for it.
+        r = ckpt(env, ["--target", target, "--shard-bytes", "8M", "--phases", "write", "--trials", "1",
+                       "--export-to", "s3://ckpt/dra", "--export-deadline", "40", "-T", "60", "-J", out])
+        if r.returncode != 0:
+            fail(f"--export-to: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        # The objects are visible before the exporter's CLI returns and logs: wait for its lines.
+        for _ in range(200):
+            with open(log) as f:
+                if len(f.readlines()) >= 1:
+                    break
+            time.sleep(0.1)
+    finally:
+        exporter.kill()
+        exporter.wait()
+    copies = {}
+    with open(log) as f:
+        for line in f:
+            name, _, copy_s = line.split()
+            copies[name] = float(copy_s)
+    doc = rows(out)
+    writes = [x for x in doc["results"] if x["op"] == "checkpoint_write"]
+    for x in writes:
+        e = x["export"]
+        step = x["checkpoint"]["step"]
+        hi = DELAY + copies[step] + SLACK
+        if not e["finished"] or e["found"] != 2 or not (DELAY <= e["lag_median_s"] <= e["lag_max_s"] <= hi):
+            fail(f"--export-to {step}: {e} (band {DELAY}-{hi:.2f} s)")
+        if not e["time_to_durable_s"] > e["lag_max_s"]:
+            fail(f"--export-to {step}: time to durable in S3 {e['time_to_durable_s']} <= the lag")
+        print(f"# export {step}: lag median {e['lag_median_s']:.3f} s, max {e['lag_max_s']:.3f} s "
+              f"(delay {DELAY} + copy {copies[step]:.3f} s; band {DELAY}-{hi:.2f})")
+    # No exporter: the deadline ends the wait with "export NOT finished".
+    out = os.path.join(work, "noexport.json")
+    t = time.monotonic()
+    r = ckpt(env, ["--target", target, "--shard-bytes", "8M", "--phases", "write", "--export-to", "s3://ckpt/none",
+                   "--export-deadline", "2", "-T", "60", "-J", out])
+    took = time.monotonic() - t
+    line = [l for l in r.stdout.splitlines() if "export NOT finished" in l]
+    if r.returncode != 0 or not line or took > 30:
+        fail(f"no exporter: exit {r.returncode} in {took:.1f} s\n{r.stdout}\n{r.stderr}")
+    e = [x for x in rows(out)["results"] if x["op"] == "checkpoint_write"][0]["export"]
+    if e["finished"] or e["found"] != 0 or len(e["missing"]) != 2:
+        fail(f"no exporter: {e}")
+    print(f"# no exporter: {line[0]}")
 
 
 if __name__ == "__main__":
