@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "checkpoint/s3/client.hpp"
+#include "checkpoint/s3/export_watch.hpp"
 #include "checkpoint/s3/protocol.hpp"
 #include "checkpoint/s3/s3_storage.hpp"
 #include "core/error.hpp"
@@ -248,6 +249,83 @@ TEST(S3Engine, OutOfOrderWritesAreRefused) {
   auto f = e.storage->open("s3://ckpt/run/x", OpenFor::create_write, {});
   char b[16] = {};
   EXPECT_THROW(f->write_at(b, sizeof b, 4096), StorageError);
+}
+
+}  // namespace
+}  // namespace ccbench::checkpoint::s3
+
+namespace ccbench::checkpoint::s3 {
+namespace {
+
+// HEAD answers 404 for a key until it was asked `after` times, then its size (or a short one).
+class ExportFake final : public HttpClient {
+ public:
+  std::map<std::string, int> after;  // key suffix -> HEADs before it appears (-1: never)
+  std::uint64_t bytes = 4096;
+  HttpResponse send(const HttpRequest& q) override {
+    std::lock_guard lock(mutex_);
+    HttpResponse r;
+    r.status = 404;
+    for (auto& [suffix, n] : after) {
+      if (q.url.size() < suffix.size() || q.url.compare(q.url.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      if (n == 0) {
+        r.status = 200;
+        r.headers = {{"content-length", std::to_string(bytes)}, {"etag", "\"x\""}};
+      } else if (n > 0) {
+        --n;
+      }
+    }
+    return r;
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+std::vector<ExportShard> two_shards() {
+  return {{"/t/step-000001/rank-00000.shard", "dra/step-000001/rank-00000.shard", 4096},
+          {"/t/step-000001/rank-00001.shard", "dra/step-000001/rank-00001.shard", 4096}};
+}
+
+TEST(S3Export, WaitsUntilEveryShardIsThereWithItsSize) {
+  auto fake = std::make_unique<ExportFake>();
+  fake->after = {{"rank-00000.shard", 2}, {"rank-00001.shard", 5}};
+  ExportWatch w(std::move(fake), Endpoint{"http://s3.test", false}, Location{"ckpt", "dra"});
+  const ExportResult r = w.wait(two_shards(), std::chrono::steady_clock::now(), 10, 0.001, nullptr);
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.lag_s.size(), 2U);
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.polls, 6);  // shard 1 on its 6th HEAD
+  EXPECT_LE(r.lag_s[0], r.lag_s[1]);
+}
+
+TEST(S3Export, TheDeadlineEndsTheWaitWithTheMissingKeys) {
+  auto fake = std::make_unique<ExportFake>();
+  fake->after = {{"rank-00000.shard", 0}, {"rank-00001.shard", -1}};
+  ExportWatch w(std::move(fake), Endpoint{"http://s3.test", false}, Location{"ckpt", "dra"});
+  const auto t0 = std::chrono::steady_clock::now();
+  const ExportResult r = w.wait(two_shards(), t0, 0.05, 0.01, nullptr);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.missing, std::vector<std::string>{"dra/step-000001/rank-00001.shard"});
+  EXPECT_LT(took, 5.0);
+}
+
+TEST(S3Export, AShortObjectOrADirtyFileIsNotExported) {
+  auto fake = std::make_unique<ExportFake>();
+  fake->after = {{"rank-00000.shard", 0}, {"rank-00001.shard", 0}};
+  fake->bytes = 100;  // an upload still in progress elsewhere, or a truncated copy
+  ExportWatch w(std::move(fake), Endpoint{"http://s3.test", false}, Location{"ckpt", "dra"});
+  EXPECT_EQ(w.wait(two_shards(), std::chrono::steady_clock::now(), 0.02, 0.01, nullptr).missing.size(), 2U);
+  auto fake2 = std::make_unique<ExportFake>();
+  fake2->after = {{"rank-00000.shard", 0}, {"rank-00001.shard", 0}};
+  ExportWatch w2(std::move(fake2), Endpoint{"http://s3.test", false}, Location{"ckpt", "dra"});
+  const HsmCheck dirty = [](const std::string& p) {
+    return std::optional<bool>(p.find("rank-00001") == std::string::npos);
+  };
+  EXPECT_EQ(w2.wait(two_shards(), std::chrono::steady_clock::now(), 0.02, 0.01, dirty).missing,
+            std::vector<std::string>{"dra/step-000001/rank-00001.shard"});
 }
 
 }  // namespace
