@@ -53,8 +53,9 @@ constexpr const char* kCommand = "ccbench checkpoint";
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The rungs of the cache-drop ladder, weakest last: the phase's method is the weakest any rank got.
-enum class CacheDrop : int { o_direct, drop_caches, fadvise, other_node, warm };
-constexpr const char* kCacheDropNames[] = {"o_direct", "drop_caches", "fadvise", "other_node", "warm"};
+// `remote`: an object store, read over the network with no local cache to drop.
+enum class CacheDrop : int { o_direct, remote, drop_caches, fadvise, other_node, warm };
+constexpr const char* kCacheDropNames[] = {"o_direct", "remote", "drop_caches", "fadvise", "other_node", "warm"};
 
 struct World {
   explicit World(MpiChannel& channel) : ch(channel) {}
@@ -613,7 +614,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           }
         }
         reads_direct = ch.max_all(reads_direct || run.writer < 0 ? 0.0 : 1.0) == 0 && opt.direct;
-        const CacheDrop drop = drop_cache(w, *storage, own, reads_direct, other);
+        const CacheDrop drop = object_store ? CacheDrop::remote : drop_cache(w, *storage, own, reads_direct, other);
         // IOR's -C: read the shard of the writer one host further on.
         int source_writer = run.writer;
         if (drop == CacheDrop::other_node && run.writer >= 0) {
