@@ -16,6 +16,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   libfabric-dev libfabric-bin
   nlohmann-json3-dev libfmt-dev libcli11-dev libyaml-cpp-dev
+  libcurl4-openssl-dev libpugixml-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-scipy python3-yaml python3-jsonschema
   iproute2 procps psmisc

@@ -21,6 +21,7 @@ struct RankPhases {
   double close_s = 0;
   double end_s = 0;  // after close
   std::uint64_t bytes = 0;
+  std::uint64_t retries = 0;  // requests sent again after a transient failure (S3)
 };
 
 struct PhaseTiming {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "checkpoint/storage.hpp"
+#include "checkpoint/target_facts.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::checkpoint {
@@ -112,6 +113,15 @@ class PosixStorage final : public Storage {
     if (rc != 0) throw StorageError(err, "fsync directory", path, 0);
   }
 
+  std::string unusable(const std::string& target) override { return check_target(target).error; }
+
+  std::vector<std::string> entries(const std::string& dir) override {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
+    return out;
+  }
+
   Eviction evict(const std::string& path) override {
     Eviction e;
     e.method = "fadvise";
@@ -162,14 +172,18 @@ StorageError::StorageError(int error, std::string call, std::string path, std::u
       path_(std::move(path)),
       offset_(offset) {}
 
+StorageError::StorageError(int error, const std::string& message)
+    : std::runtime_error(message), error_(error), offset_(0) {}
+
 std::string StorageError::errno_name() const {
   const char* n = strerrorname_np(error_);
   return n != nullptr ? n : std::to_string(error_);
 }
 
-std::unique_ptr<Storage> make_storage(const std::string& target) {
+std::unique_ptr<Storage> make_storage(const std::string& target, const RemoteOptions& remote) {
+  if (target.rfind("s3://", 0) == 0) return make_s3_storage(target, remote);
   if (const auto scheme = target.find("://"); scheme != std::string::npos) {
-    throw UsageError(fmt::format("--target {}: no storage engine for '{}' (POSIX paths only)", target,
+    throw UsageError(fmt::format("--target {}: no storage engine for '{}' (s3:// or a POSIX path)", target,
                                  target.substr(0, scheme + 3)));
   }
   return std::make_unique<PosixStorage>();

@@ -29,6 +29,12 @@ std::string step_name(int step) { return fmt::format("step-{:06d}", step); }
 std::string partial_name(int step, const std::string& run) { return fmt::format(".step-{:06d}.partial-{}", step, run); }
 std::string shard_name(int writer) { return fmt::format("rank-{:05d}.shard", writer); }
 
+int last_step(const std::vector<std::string>& names) {
+  int last = 0;
+  for (const auto& n : names) last = std::max(last, step_of(n));
+  return last;
+}
+
 int last_step(const std::string& target) {
   int last = 0;
   std::error_code ec;

@@ -18,6 +18,8 @@ inline constexpr const char* kSharedFileName = "checkpoint.bin";
 
 // The highest N of the committed step-N directories (and partial ones) under `target`, 0 if none.
 int last_step(const std::string& target);
+// The same over a listing of the target's entries (an engine's Storage::entries).
+int last_step(const std::vector<std::string>& names);
 
 // Committed steps under `target` written by ccbench (a manifest inside), oldest first.
 std::vector<std::string> committed_steps(const std::string& target);

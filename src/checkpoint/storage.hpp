@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ccbench::checkpoint {
 
@@ -18,6 +19,8 @@ namespace ccbench::checkpoint {
 class StorageError : public std::runtime_error {
  public:
   StorageError(int error, std::string call, std::string path, std::uint64_t offset);
+  // An engine's own message (S3: "S3 UploadPart 3 s3://b/k: HTTP 503 ... (after 5 tries)").
+  StorageError(int error, const std::string& message);
   int error() const { return error_; }
   const std::string& path() const { return path_; }
   std::uint64_t offset() const { return offset_; }
@@ -47,6 +50,8 @@ class StorageFile {
   // Whether the cache bypass asked for is in effect, and why not when it was refused ("" if it is).
   virtual bool direct() const = 0;
   virtual const std::string& direct_refused() const = 0;
+  // Requests this file's engine sent again after a transient failure (S3; 0 for POSIX).
+  virtual std::uint64_t retries() const { return 0; }
 };
 
 // How a file's cached pages were evicted before a read (the first rungs of the cache-drop ladder
@@ -70,10 +75,27 @@ class Storage {
   // Makes the entries of a directory durable (fsync of the directory).
   virtual void sync_dir(const std::string& path) = 0;
   virtual Eviction evict(const std::string& path) = 0;
+
+  // Added for S3 (docs/checkpoint.md, "S3 engine"), POSIX defaults here:
+  // Why the target cannot be used ("" when it can): S3 checks the bucket and the credentials.
+  virtual std::string unusable(const std::string& target) = 0;
+  // The names directly under a directory (S3: the common prefixes and keys under PREFIX/).
+  virtual std::vector<std::string> entries(const std::string& dir) = 0;
+  // Whether a step is committed by renaming its partial directory (POSIX). S3 has no rename: a step
+  // is written in place and committed by its manifest object, put after every shard was confirmed.
+  virtual bool commits_by_rename() const { return true; }
 };
 
-// The engine for a --target: POSIX paths now. Throws UsageError naming --target for a scheme that
-// has no engine (s3://).
-std::unique_ptr<Storage> make_storage(const std::string& target);
+// What an engine that is not POSIX needs from the flags (S3's multipart upload and endpoint).
+struct RemoteOptions {
+  std::uint64_t part_bytes = 64ULL << 20;  // --part-size
+  int concurrency = 4;                     // --concurrency: parts (and ranged GETs) in flight per rank
+  std::string endpoint;                    // --s3-endpoint ("" : AWS_ENDPOINT_URL, else the region's)
+};
+
+// The engine for a --target: s3://BUCKET/PREFIX the S3 engine, a path POSIX. Throws UsageError
+// naming --target for a scheme that has no engine, or for S3 without credentials.
+std::unique_ptr<Storage> make_storage(const std::string& target, const RemoteOptions& remote = {});
+std::unique_ptr<Storage> make_s3_storage(const std::string& target, const RemoteOptions& remote);
 
 }  // namespace ccbench::checkpoint

@@ -21,11 +21,13 @@
 #include "checkpoint/drain.hpp"
 #include "checkpoint/durable_time.hpp"
 #include "checkpoint/plausibility.hpp"
+#include "checkpoint/s3/export_watch.hpp"
 #include "checkpoint/shard_data.hpp"
 #include "checkpoint/shard_plan.hpp"
 #include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "checkpoint/target_facts.hpp"
+#include "cli/checkpoint_export.hpp"
 #include "cli/checkpoint_options.hpp"
 #include "cli/checkpoint_rows.hpp"
 #include "cli/checkpoint_tiered.hpp"
@@ -53,8 +55,9 @@ constexpr const char* kCommand = "ccbench checkpoint";
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The rungs of the cache-drop ladder, weakest last: the phase's method is the weakest any rank got.
-enum class CacheDrop : int { o_direct, drop_caches, fadvise, other_node, warm };
-constexpr const char* kCacheDropNames[] = {"o_direct", "drop_caches", "fadvise", "other_node", "warm"};
+// `remote`: an object store, read over the network with no local cache to drop.
+enum class CacheDrop : int { o_direct, remote, drop_caches, fadvise, other_node, warm };
+constexpr const char* kCacheDropNames[] = {"o_direct", "remote", "drop_caches", "fadvise", "other_node", "warm"};
 
 struct World {
   explicit World(MpiChannel& channel) : ch(channel) {}
@@ -101,7 +104,7 @@ std::string phases_json(const PhaseRun& r) {
   const RankPhases& t = r.times;
   return nlohmann::json{{"rank", t.rank},     {"host", t.host},   {"writes", t.writes},   {"start_s", t.start_s},
                         {"open_s", t.open_s}, {"io_s", t.io_s},   {"fsync_s", t.fsync_s}, {"close_s", t.close_s},
-                        {"end_s", t.end_s},   {"bytes", t.bytes}, {"direct", r.direct}}
+                        {"end_s", t.end_s},   {"bytes", t.bytes}, {"direct", r.direct},   {"retries", t.retries}}
       .dump();
 }
 
@@ -118,6 +121,7 @@ RankPhases phases_from_json(const std::string& text) {
   t.close_s = j["close_s"];
   t.end_s = j["end_s"];
   t.bytes = j["bytes"];
+  t.retries = j["retries"];
   return t;
 }
 
@@ -187,6 +191,7 @@ struct Run {
       r.times.close_s = seconds_since(t);
       r.times.end_s = seconds_since(t0);
       r.times.bytes = plan.shard_bytes;
+      r.times.retries = file->retries();
     } catch (const StorageError& e) {
       r.error = e.what();
     }
@@ -223,6 +228,7 @@ struct Run {
       r.times.close_s = seconds_since(t);
       r.times.end_s = seconds_since(t0) - verify_s;
       r.times.bytes = plan.shard_bytes;
+      r.times.retries = file->retries();
     } catch (const StorageError& e) {
       r.error = e.what();
     }
@@ -307,11 +313,15 @@ CacheDrop drop_cache(World& w, Storage& storage, const std::string& file, bool r
 }
 
 std::string describe_plan(const ShardPlan& plan, const CheckpointOptions& opt, const std::string& fstype) {
-  return fmt::format("# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}",
-                     plan.writers, plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule,
-                     name(opt.layout), opt.target, fstype, format_bytes(opt.transfer_bytes),
-                     opt.direct ? "O_DIRECT" : "buffered",
-                     opt.fsync ? " + fsync" : ", NO fsync (--no-fsync: not durable)");
+  return fmt::format(
+      "# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}", plan.writers,
+      plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule, name(opt.layout), opt.target,
+      fstype, format_bytes(opt.transfer_bytes),
+      fstype == "s3" ? fmt::format("multipart parts of {}, {} in flight a rank", format_bytes(opt.remote.part_bytes),
+                                   opt.remote.concurrency)
+      : opt.direct   ? "O_DIRECT"
+                     : "buffered",
+      fstype == "s3" || opt.fsync ? (fstype == "s3" ? "" : " + fsync") : ", NO fsync (--no-fsync: not durable)");
 }
 
 struct ReadOnlyStep {
@@ -346,6 +356,17 @@ ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan)
   return out;
 }
 
+// Removes a failed trial's partial step; "" when it went, else what is left and why (a dead S3
+// server cannot list it: the failure that ended the trial must still be the one reported).
+std::string remove_partial(Storage& storage, const std::string& partial) {
+  try {
+    storage.remove_tree(partial);
+    return "";
+  } catch (const StorageError& e) {
+    return fmt::format("NOT removed ({})", e.what());
+  }
+}
+
 int checkpoint_main(int argc, char** argv);
 
 const bool registered = register_command({"checkpoint", measuring_summary("checkpoint"), &checkpoint_main});
@@ -369,13 +390,15 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
 
   // Set-up errors are agreed on: every rank checks what it can see (its own mount of the target).
   std::unique_ptr<Storage> storage;
+  std::unique_ptr<s3::ExportWatch> exporter;  // rank 0, with --export-to
   ShardPlan plan;
   std::string error;
   try {
-    storage = make_storage(opt.target);
+    storage = make_storage(opt.target, opt.remote);
     check_tiered(opt);
-    if (const TargetCheck c = check_target(opt.target); !c.error.empty()) {
-      throw UsageError(fmt::format("--target {}: {}", opt.target, c.error));
+    if (ch.is_root() && !opt.export_to.empty()) exporter = s3::make_export_watch(opt.export_to, opt.remote);
+    if (const std::string why = storage->unusable(opt.target); !why.empty()) {
+      throw UsageError(fmt::format("--target {}: {}", opt.target, why));
     }
     if (!opt.workload.empty()) {
       model::Workload wl;
@@ -397,15 +420,17 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
   if (auto failed = ch.agree_on_error(error)) return usage(*failed);
 
+  // An object store is one namespace every rank sees, with no free space to check (docs/checkpoint.md).
+  const bool object_store = !storage->commits_by_rename();
   // Shared or node-local: rank 0 makes a probe file that every rank looks for.
   const std::string probe = (fs::path(opt.target) / fmt::format(".ccbench-probe-{}", ::getpid())).string();
   std::string run_id = fmt::format("{}", ::getpid());
   run_id = ch.broadcast(run_id);
-  if (ch.is_root()) std::ofstream(probe).put('\n');
+  if (ch.is_root() && !object_store) std::ofstream(probe).put('\n');
   ch.barrier();
   std::error_code ec;
   const bool sees = fs::exists(fmt::format("{}/.ccbench-probe-{}", opt.target, run_id), ec);
-  w.node_local = ch.max_all(sees ? 0.0 : 1.0) > 0;
+  w.node_local = !object_store && ch.max_all(sees ? 0.0 : 1.0) > 0;
   ch.barrier();
   if (ch.is_root()) fs::remove(probe, ec);
   w.leader = w.node_local ? ch.local_rank() == 0 : w.rank == 0;
@@ -413,7 +438,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   // Free space: the new step must fit before anything is written (each leader checks its mount).
   {
     std::string space_error;
-    if (w.leader && opt.write) {
+    if (w.leader && opt.write && !object_store) {
       std::uint64_t here = 0;  // bytes this leader's mount receives
       for (int r = 0; r < w.size; ++r) {
         if (!plan.writes(r)) continue;
@@ -467,7 +492,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   const double mem_gbps = memory_gbps(ch);
   const std::uint64_t ram = host_memory_bytes();
   const std::string ram_json = ch.broadcast(nlohmann::json(ch.gather_to_root(std::to_string(ram))).dump());
-  const std::string fstype = filesystem_type(opt.target);
+  const std::string fstype = object_store ? storage->name() : filesystem_type(opt.target);
 
   std::unique_ptr<ResultWriter> writer;
   std::string output_error;
@@ -512,7 +537,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
                     stale.path().c_str());
     }
-    if (ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
+    if (!object_store && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
       std::printf(
           "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
           static_cast<double>(ram) / 1073741824.0);
@@ -525,7 +550,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   std::size_t wrong_shards = 0;
   try {
     for (int trial = 0; trial < config.trials; ++trial) {
-      const int step = ch.broadcast(ch.is_root() ? last_step(opt.target) + 1 : 0);
+      const int step = ch.broadcast(ch.is_root() ? last_step(storage->entries(opt.target)) + 1 : 0);
       std::string committed = restart.path, step_label = restart.name;
       const std::uint32_t seed = opt.write ? config.seed : restart.seed;
       const int data_trial = opt.write ? trial : restart.trial;
@@ -534,8 +559,10 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       if (run.writer >= 0) data.emplace(seed, data_trial, run.writer, plan.shard_bytes, opt.transfer_bytes);
       bool direct_all = opt.direct;
       if (opt.write) {
-        const std::string partial = (fs::path(opt.target) / partial_name(step, run_id)).string();
         committed = (fs::path(opt.target) / step_name(step)).string();
+        // S3 writes the step in place: its manifest, put last, is the commit.
+        const std::string partial =
+            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(step, run_id)).string() : committed;
         step_label = step_name(step);
         std::string setup_error;
         watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
@@ -560,8 +587,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
                           ? tiered_write(run, *local_run, tier_dir, partial, data ? *data : no_shard(), t0, local_end_s)
                           : run.write_shard(partial, data ? *data : no_shard(), t0);
         if (auto failed = ch.agree_on_error(wr.error)) {
-          if (w.leader) storage->remove_tree(partial);
-          final_error = fmt::format("trial {} failed, its partial step {} removed: {}", trial, partial, *failed);
+          const std::string left = w.leader ? remove_partial(*storage, partial) : "";
+          final_error = fmt::format("trial {} failed, its partial step {} {}: {}", trial, partial,
+                                    left.empty() ? "removed" : left, *failed);
           exit = exit_code::usage;
           break;
         }
@@ -577,15 +605,16 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
             f->sync();
             f->close();
             storage->sync_dir(partial);
-            storage->rename(partial, committed);
+            if (partial != committed) storage->rename(partial, committed);
             storage->sync_dir(opt.target);
           } catch (const StorageError& e) {
             commit_error = e.what();
           }
           commit_s = seconds_since(c0);
         }
+        const auto committed_at = Clock::now();
         if (auto failed = ch.agree_on_error(commit_error)) {
-          if (w.leader) storage->remove_tree(partial);
+          if (w.leader) remove_partial(*storage, partial);
           final_error = fmt::format("trial {}: the commit failed, its partial step removed: {}", trial, *failed);
           exit = exit_code::usage;
           break;
@@ -602,6 +631,20 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           PhaseRows rows =
               checkpoint_write_rows(header_info, ranks, commit_s, trial, step_label, direct_all, wr.direct_refused);
           if (local_run) add_tiered_fields(rows, opt.tiered, ranks, local_ends);
+          if (exporter) {
+            // The shards' time to durable in S3 (FSx's export), after the POSIX commit above.
+            const std::vector<s3::ExportShard> shards = export_shards(opt, plan, committed, exporter->where().prefix,
+                                                                      [&](int i) { return run.file_of(committed, i); });
+            const s3::ExportResult e =
+                exporter->wait(shards, committed_at, opt.export_deadline_s, 0.1, s3::lfs_hsm_check());
+            double first_start = 1e300;
+            for (const auto& r : ranks)
+              if (r.writes) first_start = std::min(first_start, r.start_s);
+            const ExportSummary summary =
+                summarize_export(e, opt, shards.size(), seconds_since(t0) - first_start - seconds_since(committed_at));
+            rows.rows.front().extra["export"] = summary.json;
+            rows.table += summary.line;
+          }
           for (const auto& row : rows.rows) writer->append(row);
           std::printf("%s", rows.table.c_str());
           std::fflush(stdout);
@@ -628,7 +671,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           }
         }
         reads_direct = ch.max_all(reads_direct || run.writer < 0 ? 0.0 : 1.0) == 0 && opt.direct;
-        const CacheDrop drop = drop_cache(w, *storage, own, reads_direct, other);
+        const CacheDrop drop = object_store ? CacheDrop::remote : drop_cache(w, *storage, own, reads_direct, other);
         // IOR's -C: read the shard of the writer one host further on.
         int source_writer = run.writer;
         if (drop == CacheDrop::other_node && run.writer >= 0) {

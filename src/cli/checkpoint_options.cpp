@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
@@ -31,6 +32,49 @@ double positive_flag(const char* flag, const std::string& text) {
   return v;
 }
 
+// S3's multipart limits (5 MiB to 5 GiB a part, 10,000 parts) and what an object target cannot do.
+void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
+  try {
+    opt.remote.part_bytes = parse_bytes(part_size);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--part-size: {}", e.what()));
+  }
+  if (opt.remote.part_bytes < (5ULL << 20) || opt.remote.part_bytes > (5ULL << 30))
+    throw UsageError(fmt::format(
+        "--part-size: {} is outside S3's part sizes (5M to 5G; every part but the last is at least 5 MiB)", part_size));
+  if (opt.remote.concurrency < 1 || opt.remote.concurrency > 64)
+    throw UsageError(fmt::format("--concurrency: {} is out of range (1 to 64)", opt.remote.concurrency));
+  if (opt.target.rfind("s3://", 0) != 0) return;
+  if (opt.layout == CheckpointLayout::shared_file)
+    throw UsageError("--layout shared-file: not for s3:// targets (an object has one writer)");
+  if (opt.direct) throw UsageError("--direct: not for s3:// targets (no page cache to bypass)");
+  if (opt.keep > 0) throw UsageError("--keep: not supported for s3:// targets yet (remove old steps yourself)");
+  if (!opt.write) throw UsageError("--phases read: not supported for s3:// targets yet (use write,read)");
+  if (!opt.fsync) throw UsageError("--no-fsync: not for s3:// targets (an upload is durable when it completes)");
+  if (opt.shard_bytes > 0 && (opt.shard_bytes + opt.remote.part_bytes - 1) / opt.remote.part_bytes > 10000)
+    throw UsageError(fmt::format("--part-size: {} makes more than S3's 10,000 parts of a {}-byte shard", part_size,
+                                 opt.shard_bytes));
+}
+
+// --export-to waits inside a phase the watchdog times, so its deadline must end before -T does.
+void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const std::string& deadline) {
+  if (opt.export_to.empty()) {
+    if (!deadline.empty()) throw UsageError("--export-deadline: needs --export-to");
+    return;
+  }
+  if (opt.export_to.rfind("s3://", 0) != 0)
+    throw UsageError(fmt::format("--export-to {}: expected s3://BUCKET/PREFIX", opt.export_to));
+  if (opt.target.rfind("s3://", 0) == 0) throw UsageError("--export-to: for a POSIX --target (it is already in S3)");
+  if (!opt.write) throw UsageError("--export-to: needs the write phase (--phases write or write,read)");
+  const bool hang_limit = config.timeout_s > 0;  // -T 0: no watchdog
+  opt.export_deadline_s = !deadline.empty() ? positive_flag("--export-deadline", deadline)
+                          : hang_limit      ? std::min(300.0, 0.8 * config.timeout_s)
+                                            : 300.0;
+  if (hang_limit && opt.export_deadline_s >= config.timeout_s)
+    throw UsageError(
+        fmt::format("--export-deadline: {} s is not below -T {} s", opt.export_deadline_s, config.timeout_s));
+}
+
 }  // namespace
 
 std::string_view name(CheckpointLayout layout) {
@@ -38,8 +82,9 @@ std::string_view name(CheckpointLayout layout) {
 }
 
 bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, CheckpointOptions& opt, bool print_help) {
-  CLI::App app{"ccbench checkpoint: time to a durable checkpoint on a POSIX target (launch with mpirun or srun)",
-               "ccbench checkpoint"};
+  CLI::App app{
+      "ccbench checkpoint: time to a durable checkpoint on a POSIX or s3:// target (launch with mpirun or srun)",
+      "ccbench checkpoint"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(36);
   SharedFlagText shared;
@@ -49,7 +94,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.get_option("--trials")->description("checkpoints to write (each a new step directory)");
   app.get_option("--seed")->description("seed of the shards' random data");
   std::string shard, transfer = "16M", layout = "file-per-rank", phases = "write,read", tier_gbps, per_tib, capacity;
-  app.add_option("--target", opt.target, "directory on the tier under test")->required();
+  app.add_option("--target", opt.target, "directory on the tier under test, or s3://BUCKET/PREFIX")->required();
   app.add_option("--shard-bytes", shard, "bytes each rank writes (K/M/G/T, a multiple of 4K)");
   app.add_option("--workload", opt.workload, "workload file (configs/workloads): parameters and parallelism");
   app.add_option("--layout", layout, "file-per-rank | shared-file")->default_str(layout);
@@ -69,6 +114,17 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
   app.add_option("--tiered", opt.tiered,
                  "LOCAL_PATH: write each shard there (training blocked), then drain it to --target in the background");
+  std::string part_size = "64M";
+  app.add_option("--part-size", part_size, "s3://: multipart part size, 5M..5G (S3's limits)")->default_str(part_size);
+  app.add_option("--concurrency", opt.remote.concurrency, "s3://: parts (and ranged GETs) in flight per rank")
+      ->default_val(4);
+  app.add_option("--s3-endpoint", opt.remote.endpoint,
+                 "s3://: endpoint URL (default AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)");
+  std::string export_deadline;
+  app.add_option(
+      "--export-to", opt.export_to,
+      "s3://BUCKET/PREFIX the POSIX target is exported to (FSx data repository): wait for every shard there");
+  app.add_option("--export-deadline", export_deadline, "seconds to wait for the export (default 300, below -T)");
   if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
   if (config.trials < 1 || config.trials > 100000) {
@@ -98,8 +154,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   if (!tier_gbps.empty()) {
     const auto comma = tier_gbps.find(',');
     opt.tier_gbps = positive_flag("--tier-gbps", tier_gbps.substr(0, comma));
-    opt.tier_read_gbps = comma == std::string::npos ? *opt.tier_gbps
-                                                    : positive_flag("--tier-gbps", tier_gbps.substr(comma + 1));
+    opt.tier_read_gbps =
+        comma == std::string::npos ? *opt.tier_gbps : positive_flag("--tier-gbps", tier_gbps.substr(comma + 1));
   }
   const bool fsx = !opt.fsx_deployment.empty() || !per_tib.empty() || !capacity.empty();
   if (fsx) {
@@ -113,6 +169,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
     opt.fsx_per_tib = positive_flag("--fsx-throughput-per-tib", per_tib);
     if (opt.tier_gbps) throw UsageError("--tier-gbps: give it or the --fsx-* flags, not both");
   }
+  check_s3_flags(opt, part_size);
+  check_export_flags(opt, config, export_deadline);
   return true;
 }
 

@@ -36,6 +36,12 @@ ResultRow make_row(const CheckpointHeader& h, Op op, double seconds, int trial) 
   return row;
 }
 
+std::uint64_t total_retries(const std::vector<RankPhases>& ranks) {
+  std::uint64_t n = 0;
+  for (const auto& r : ranks) n += r.retries;
+  return n;
+}
+
 json per_rank(const std::vector<RankPhases>& ranks, const char* io_key) {
   json out = json::array();
   for (const auto& r : ranks) {
@@ -47,7 +53,8 @@ json per_rank(const std::vector<RankPhases>& ranks, const char* io_key) {
                    {io_key, r.io_s},
                    {"fsync_s", r.fsync_s},
                    {"close_s", r.close_s},
-                   {"end_s", r.end_s}});
+                   {"end_s", r.end_s},
+                   {"retries", r.retries}});
   }
   return out;
 }
@@ -162,6 +169,13 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
                      {"pp", h.plan.pp},
                      {"dp", h.plan.dp},
                      {"rule", h.plan.rule}}}}}};
+  if (h.opt.target.rfind("s3://", 0) == 0) {
+    file.config["backend"] = "s3";
+    file.config["checkpoint"]["s3"] = {
+        {"part_bytes", h.opt.remote.part_bytes},
+        {"concurrency", h.opt.remote.concurrency},
+        {"endpoint", h.opt.remote.endpoint.empty() ? json(nullptr) : json(h.opt.remote.endpoint)}};
+  }
   return file;
 }
 
@@ -177,6 +191,7 @@ PhaseRows checkpoint_write_rows(const CheckpointHeader& h, const std::vector<Ran
     row->extra["cache_drop"] = nullptr;
     row->extra["checkpoint"] = phase_json(h, t, step, "write");
     row->extra["checkpoint"]["per_rank"] = per_rank(ranks, "write_s");
+    row->extra["retries"] = total_retries(ranks);
     row->extra["checkpoint"]["direct_refused"] = direct_refused.empty() ? json(nullptr) : json(direct_refused);
     row->extra["plausibility"] = warning ? json(*warning) : json(nullptr);
   }
@@ -204,6 +219,7 @@ PhaseRows checkpoint_read_rows(const CheckpointHeader& h, const std::vector<Rank
   read.extra["cache_drop"] = cache_drop;
   read.extra["checkpoint"] = phase_json(h, t, step, "read");
   read.extra["checkpoint"]["per_rank"] = per_rank(ranks, "read_s");
+  read.extra["retries"] = total_retries(ranks);
   std::optional<std::string> warning;
   if (cache_drop != "warm") warning = checkpoint::plausibility_warning(read.busbw_gbps, h.read_limit, h.memory_gbps);
   read.extra["plausibility"] = warning ? json(*warning) : json(nullptr);

@@ -89,7 +89,7 @@ TEST(PosixStorage, ErrorsCarryErrnoCallPathAndOffset) {
     EXPECT_EQ(e.offset(), 8192U);
     EXPECT_STREQ(e.what(), "write /dev/full at offset 8192: No space left on device (ENOSPC)");
   }
-  EXPECT_THROW(make_storage("s3://bucket/x"), UsageError);
+  EXPECT_THROW(make_storage("gs://bucket/x"), UsageError);
 }
 
 TEST(PosixStorage, DirectFallsBackWhereRefused) {

@@ -1,0 +1,41 @@
+// The S3 engine's Storage (docs/checkpoint.md, "S3 engine"); the calls it makes are in client.hpp.
+// Exposed (not only through make_s3_storage) so a test drives it over a scripted HttpClient.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/s3/client.hpp"
+#include "checkpoint/s3/http.hpp"
+#include "checkpoint/s3/protocol.hpp"
+#include "checkpoint/storage.hpp"
+
+namespace ccbench::checkpoint::s3 {
+
+class S3Storage final : public Storage {
+ public:
+  S3Storage(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where, RemoteOptions options,
+            RetryPolicy retry = {});
+  ~S3Storage() override;
+  std::string name() const override { return "s3"; }
+  std::unique_ptr<StorageFile> open(const std::string& path, OpenFor mode, const OpenOptions& options) override;
+  void make_dir(const std::string&) override {}  // prefixes exist as soon as a key is under them
+  void remove_tree(const std::string& path) override;
+  void rename(const std::string& from, const std::string& to) override;  // only from == to (no rename in S3)
+  void sync_dir(const std::string&) override {}  // an object is durable when its upload completed
+  Eviction evict(const std::string&) override { return {true, "remote", ""}; }  // no local cache to drop
+  std::string unusable(const std::string& target) override;
+  std::vector<std::string> entries(const std::string& dir) override;
+  bool commits_by_rename() const override { return false; }
+
+ private:
+  std::string key_of(const std::string& path) const;  // s3://bucket/a/b -> a/b
+
+  std::unique_ptr<HttpClient> http_;
+  Location where_;
+  RemoteOptions options_;
+  std::unique_ptr<Client> client_;
+};
+
+}  // namespace ccbench::checkpoint::s3
