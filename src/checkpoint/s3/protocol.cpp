@@ -46,7 +46,9 @@ std::string object_url(const Endpoint& e, const std::string& bucket, const std::
     const auto scheme = e.base.find("://");
     url = e.base.substr(0, scheme + 3) + bucket + "." + e.base.substr(scheme + 3) + "/" + uri_encode(key, true);
   } else {
-    url = e.base + "/" + bucket + (key.empty() ? std::string("/") : "/" + uri_encode(key, true));
+    // Appended, not "/" + std::string: GCC 12 warns a false -Wrestrict on that temporary.
+    url = e.base + "/" + bucket + "/";
+    url += uri_encode(key, true);
   }
   if (!canonical_query.empty()) url += "?" + canonical_query;
   return url;

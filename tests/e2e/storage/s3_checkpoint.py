@@ -186,6 +186,27 @@ def run_checks(env, work, secret):
     # 5. --export-to: the lag of a known exporter, and the deadline without one.
     export_checks(env, work)
 
+    # 5b. --tiered with an s3:// target: the shards written to a local directory (training blocked),
+    # then drained into the bucket through the same engine; blocking is the local copy only.
+    local = os.path.join(work, "local-tier")
+    os.makedirs(local)
+    tiered_out = os.path.join(work, "tiered.json")
+    r = ckpt(env, ["--target", "s3://ckpt/tiered", "--tiered", local, "--shard-bytes", "12M", "--part-size", "5M",
+                   "--trials", "1", "--phases", "write", "-J", tiered_out, "-T", "60"])
+    if r.returncode != 0:
+        fail(f"--tiered to s3: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    write = [x for x in rows(tiered_out)["results"] if x["op"] == "checkpoint_write"]
+    if len(write) != 1 or not 0 < write[0]["blocking_us"] < write[0]["durable_us"]:
+        fail(f"--tiered to s3: blocking/durable: {[(x.get('blocking_us'), x.get('durable_us')) for x in write]}")
+    for shard in ("rank-00000.shard", "rank-00001.shard"):
+        h = aws(env, "s3api", "head-object", "--bucket", "ckpt", "--key", f"tiered/step-000001/{shard}")
+        if h.returncode != 0 or json.loads(h.stdout)["ContentLength"] != 12 << 20:
+            fail(f"--tiered to s3: tiered/step-000001/{shard}: {h.stdout}{h.stderr}")
+    left = [os.path.join(d, f) for d, _, files in os.walk(local) for f in files]
+    if left:
+        fail(f"--tiered to s3: the local tier still holds {left}")
+    print(f"# tiered to s3: blocking {write[0]['blocking_us'] / 1e6:.3f} s, durable {write[0]['durable_us'] / 1e6:.3f} s")
+
     # 6. The server killed mid-run: the trial fails, finished trials kept, the upload reported.
     kill_out = os.path.join(work, "kill.json")
     p = subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint", "--target", "s3://ckpt/kill", "--shard-bytes",
