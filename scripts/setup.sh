@@ -40,7 +40,10 @@ if ((${#missing[@]})) && [[ -z "${CCBENCH_SKIP_APT:-}" ]]; then
   fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # confold: a package's config file already on the machine (scripts/emulate/s3.sh writes
+  # /etc/swift/swift.conf) is kept, not asked about: a prompt without a terminal fails dpkg.
+  apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confdef \
+    -o Dpkg::Options::=--force-confold "${missing[@]}" >/dev/null
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
