@@ -18,6 +18,7 @@ NODES = {
     "model": "model/",
     "screen": "screen/",
     "congestion": "congestion/",
+    "congestion_run": "congestion_run/",  # ccbench congestion over MPI: above sweep and the backends
     "checkpoint": "checkpoint/",
     "launch": "launch/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
@@ -50,6 +51,8 @@ ALLOWED = {
     "sweep": {"backends", "core", "system", "report", "channel"},
     "fabric": {"backends", "core", "system", "sweep", "channel"},
     "registry": {"backends", "backends/mpi", "backends/nccl", "fabric", "core", "channel"},
+    # the phases of `ccbench congestion` over the sweep's engine and channels (the flags stay in cli)
+    "congestion_run": {"core", "system", "compare", "report", "congestion", "backends", "channel", "sweep"},
     "cli": {n for n in NODES if n != "cli"},
 }
 
