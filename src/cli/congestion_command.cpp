@@ -240,7 +240,10 @@ int congestion_main(int argc, char** argv) {
     return usage(e.what());
   }
   const auto describe = [&](const RunConfig& c, ControlChannel& channel, const Backend& backend, const Plan& plan) {
-    return describe_run(c, channel, backend, plan, argc, argv);
+    ResultFile file = describe_run(c, channel, backend, plan, argc, argv);
+    // describe_run names the command `ccbench run`; these files must say how they were made.
+    if (!file.run.command.empty()) file.run.command[0] = congestion_run::kCommand;
+    return file;
   };
   ConsolePrinter printer;
   return MpiChannel::finalize(congestion_run::run_congestion(world, config, opt, layout, describe, printer));

@@ -119,6 +119,7 @@ class Run(unittest.TestCase):
                 self.assertEqual(d["run"]["status"], "complete")
                 self.assertEqual(d["run"]["exit_code"], 0)
                 self.assertEqual(d["run"]["label"], "integration")
+                self.assertEqual(d["run"]["command"][0], "ccbench congestion")  # was "ccbench run"
                 c = d["config"]["congestion"]
                 self.assertEqual((c["pattern"], c["phase"]), (pattern, phase))
                 self.assertEqual(c["measured_ranks"], [0, 1])
@@ -140,6 +141,7 @@ class Run(unittest.TestCase):
     def test_summary(self):
         s = self.summary
         self.assertEqual(s["exit_code"], 0)
+        self.assertEqual(s["command"][0], "ccbench congestion")
         self.assertEqual(s["gate"]["verdict"], "pass")
         self.assertEqual(s["layout"]["measured_ranks"], [0, 1])
         self.assertEqual(len(s["impacts"]), 9)
