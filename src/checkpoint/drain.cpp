@@ -48,8 +48,4 @@ DrainTimes drain(const DrainJob& job, Clock::time_point t0) {
   return d;
 }
 
-std::future<DrainTimes> drain_in_background(DrainJob job, Clock::time_point t0) {
-  return std::async(std::launch::async, [job = std::move(job), t0] { return drain(job, t0); });
-}
-
 }  // namespace ccbench::checkpoint

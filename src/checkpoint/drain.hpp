@@ -1,12 +1,12 @@
 // The drain of a tiered checkpoint (`ccbench checkpoint --tiered LOCAL_PATH`, docs/checkpoint.md
-// "Tiered checkpoints"): a shard already on the local tier is copied to the target in the
-// background, through the Storage interface on both sides, so any engine (POSIX now, S3 when it
-// implements the same calls) is a drain target. No MPI: the command owns the ranks and the commit.
+// "Tiered checkpoints"): a shard already on the local tier is copied to the target through the
+// Storage interface on both sides, so any engine (POSIX, S3) is a drain target. No MPI: the command
+// owns the ranks and the commit. The rank runs it as soon as its local copy is done: in a training
+// job the drain overlaps the next steps; here nothing else runs, so no thread would change its times.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <future>
 #include <string>
 
 #include "checkpoint/storage.hpp"
@@ -33,8 +33,5 @@ struct DrainTimes {
 
 // Copies job.from_path to job.to_path (read a transfer, write it at the same offset; sync; close).
 DrainTimes drain(const DrainJob& job, std::chrono::steady_clock::time_point t0);
-
-// The same on a thread of its own: training (the caller) goes on while the shard drains.
-std::future<DrainTimes> drain_in_background(DrainJob job, std::chrono::steady_clock::time_point t0);
 
 }  // namespace ccbench::checkpoint

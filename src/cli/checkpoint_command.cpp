@@ -38,6 +38,7 @@
 #include "model/workload.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "sweep/peer_table.hpp"
+#include "sweep/rank_hosts.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/run_ending.hpp"
 #include "sweep/watchdog.hpp"
@@ -69,21 +70,6 @@ struct World {
   bool leader = false;      // commits on this rank's host (rank 0, or the first rank of a host when node-local)
   bool node_local = false;  // the target is not one directory seen by every rank
 };
-
-std::vector<std::string> all_hosts(MpiChannel& ch) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string joined;
-  for (const auto& h : ch.gather_to_root(host)) joined += h + "\n";
-  joined = ch.broadcast(joined);
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start < joined.size();) {
-    const auto nl = joined.find('\n', start);
-    out.push_back(joined.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return out;
-}
 
 // The data of a rank that holds no shard (never read: it writes nothing).
 const ShardData& no_shard() {
@@ -237,7 +223,7 @@ struct Run {
 };
 
 // --tiered: the shard goes to the local tier first (what training waits for), then drains to the
-// target on a thread of its own (docs/checkpoint.md, "Tiered checkpoints"). The phase's start is
+// target right after (docs/checkpoint.md, "Tiered checkpoints"). The phase's start is
 // the local write's, its I/O times and end the drain's; `local_end_s` when the local copy was done.
 PhaseRun tiered_write(Run& run, Run& local, const std::string& tier_dir, const std::string& partial,
                       const ShardData& data, Clock::time_point t0, double& local_end_s) {
@@ -250,11 +236,9 @@ PhaseRun tiered_write(Run& run, Run& local, const std::string& tier_dir, const s
     fs::remove(local_file, ec);  // the failed local copy (the trial fails; the tier is left clean)
     return r;
   }
-  const DrainTimes d =
-      drain_in_background({&local.storage, local_file, &run.storage, run.file_of(partial, run.writer),
-                           run.plan.shard_bytes, run.opt.transfer_bytes, run.opt.direct, run.opt.fsync},
-                          t0)
-          .get();
+  const DrainTimes d = drain({&local.storage, local_file, &run.storage, run.file_of(partial, run.writer),
+                              run.plan.shard_bytes, run.opt.transfer_bytes, run.opt.direct, run.opt.fsync},
+                             t0);
   r.error = d.error;
   r.direct = r.direct && d.direct;
   r.times.open_s = d.open_s;
@@ -380,7 +364,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (ch.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
     return exit_code::usage;
   };
-  w.hosts = all_hosts(ch);
+  w.hosts = every_rank_hostname(ch);
   {
     std::vector<std::string> seen;
     for (const auto& h : w.hosts)

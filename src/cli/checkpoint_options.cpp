@@ -113,7 +113,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
                  "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
   app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
   app.add_option("--tiered", opt.tiered,
-                 "LOCAL_PATH: write each shard there (training blocked), then drain it to --target in the background");
+                 "LOCAL_PATH: write each shard there (training blocked), then drain it to --target");
   std::string part_size = "64M";
   app.add_option("--part-size", part_size, "s3://: multipart part size, 5M..5G (S3's limits)")->default_str(part_size);
   app.add_option("--concurrency", opt.remote.concurrency, "s3://: parts (and ranged GETs) in flight per rank")

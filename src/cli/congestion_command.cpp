@@ -26,6 +26,7 @@
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
 #include "sweep/mpi_channel.hpp"
+#include "sweep/rank_hosts.hpp"
 #include "sweep/session_flags.hpp"
 #include "sweep/watchdog.hpp"
 #include "system/host_info.hpp"
@@ -231,7 +232,7 @@ int congestion_main(int argc, char** argv) {
                              opt.ranks_per_host, world.size(), world.size() == 1 ? "" : "s", opt.ranks_per_host));
   }
   // Every rank learns every rank's host and makes the same layout (or the same error).
-  const std::vector<std::string> hostnames = congestion_run::gather_hostnames(world);
+  const std::vector<std::string> hostnames = every_rank_hostname(world);
   Layout layout;
   try {
     layout = make_layout(host_indexes(hostnames, opt.ranks_per_host), opt.layout);

@@ -6,7 +6,6 @@
 #include "congestion_run/run.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -304,21 +303,6 @@ std::string open_files(MpiChannel& world, const RunConfig& config, const Congest
 }
 
 }  // namespace
-
-std::vector<std::string> gather_hostnames(MpiChannel& world) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string joined;
-  for (const auto& h : world.gather_to_root(host)) joined += h + "\n";
-  joined = world.broadcast(joined);
-  std::vector<std::string> hostnames;
-  for (std::size_t start = 0; start < joined.size();) {
-    const auto nl = joined.find('\n', start);
-    hostnames.push_back(joined.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return hostnames;
-}
 
 int run_congestion(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt, const Layout& layout,
                    const Describe& describe, Printer& printer) {

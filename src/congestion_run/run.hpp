@@ -65,9 +65,6 @@ class Printer {
 // The metadata of the measured set's result files (the cli's describe_run).
 using Describe = std::function<ResultFile(const RunConfig&, ControlChannel&, const Backend&, const Plan&)>;
 
-// Collective: every rank's hostname, in rank order, on every rank.
-std::vector<std::string> gather_hostnames(MpiChannel& world);
-
 // Collective: everything after the layout. Every channel and backend is made and destroyed in
 // here, before the caller's MPI_Finalize. Returns the exit code (hangs, signals and failed peers
 // end the process through sweep/run_ending).
