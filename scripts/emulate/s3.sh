@@ -16,8 +16,11 @@ region=${CCB_S3_REGION:-us-east-1}
 usage() {
   cat <<'USAGE'
 usage: scripts/emulate/s3.sh COMMAND [ARGS]
-  up [--bucket NAME] [--host PREFIX-hN]   start Swift + s3api (replaces an old one), create the bucket,
-                                          print `export AWS_ENDPOINT_URL=... AWS_ACCESS_KEY_ID=...` lines
+  up [--bucket NAME] [--host PREFIX-hN] [--ram SIZE] [--nice N]
+                                          start Swift + s3api (replaces an old one), create the bucket,
+                                          print `export AWS_ENDPOINT_URL=... AWS_ACCESS_KEY_ID=...` lines;
+                                          --ram: its data on a tmpfs of SIZE (e.g. 1G), not on disk;
+                                          --nice: its servers at that nice value (-20..19)
   down                                    stop every process of this server and remove its data
   status                                  the processes and the endpoint
   env                                     print the export lines again
@@ -97,6 +100,7 @@ start() { # NAME CMD...
   shift
   local host
   host=$(cat "$state/host")
+  set -- nice -n "$(cat "$state/nice")" "$@"
   # Not through a function: $! must be the server itself (setsid and ip netns exec both exec).
   if [[ -n $host ]]; then
     setsid ip netns exec "$host" "$@" </dev/null >"$state/log/$name.log" 2>&1 &
@@ -130,15 +134,19 @@ aws_cli() {
 }
 
 cmd_up() {
-  local bucket=ccbench host=""
+  local bucket=ccbench host="" ram="" niceness=0
   while (($#)); do
     case $1 in
       --bucket) bucket=${2:?--bucket needs a name}; shift 2 ;;
       --host) host=${2:?--host needs PREFIX-hN}; shift 2 ;;
+      --ram) ram=${2:?--ram needs a size}; shift 2 ;;
+      --nice) niceness=${2:?--nice needs a value}; shift 2 ;;
       *) die "up: unknown argument '$1'" ;;
     esac
   done
   [[ $bucket =~ ^[a-z0-9][a-z0-9.-]{2,62}$ ]] || die "--bucket $bucket: expected 3-63 of [a-z0-9.-]"
+  [[ -z $ram || $ram =~ ^[1-9][0-9]*[KMG]$ ]] || die "--ram $ram: expected a size such as 512M or 2G"
+  [[ $niceness =~ ^-?[0-9]+$ ]] && ((niceness >= -20 && niceness <= 19)) || die "--nice $niceness: expected -20..19"
   [[ $(id -u) == 0 ]] || die "needs root (writes /etc/swift/swift.conf once; network namespaces with --host)"
   command -v swift-proxy-server >/dev/null || die "swift-proxy-server not found (apt-get install swift-proxy swift-object swift-container swift-account memcached python3-swift)"
   addr=127.0.0.1
@@ -148,8 +156,16 @@ cmd_up() {
     [[ -n $addr ]] || die "--host $host: no IPv4 address in the namespace"
   fi
   [[ -d $state ]] && cmd_down_quiet
-  mkdir -p "$state"/{etc,srv/d1,log,pids,cache}
+  mkdir -p "$state"/{etc,srv,log,pids,cache}
+  # In memory, Swift's fsyncs cost nothing and the disk's other users cannot stall the server: what
+  # a known answer behind a shaped link needs (the link, not this disk, must set the rate). tmpfs
+  # keeps user xattrs, where Swift stores an object's metadata (Linux 6.6 and later).
+  if [[ -n $ram ]]; then
+    mount -t tmpfs -o "size=$ram,mode=0755" ccbench-s3 "$state/srv" || die "--ram $ram: mounting a tmpfs on $state/srv failed"
+  fi
+  mkdir -p "$state/srv/d1"
   echo "$host" >"$state/host"
+  echo "$niceness" >"$state/nice"
   swift_conf
   local secret
   secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -220,7 +236,8 @@ EOF
 
 cmd_down_quiet() {
   stop_all
-  [[ -d $state ]] && rm -rf --one-file-system "${state:?}"/{srv,etc,log,cache,env,host}
+  if mountpoint -q "$state/srv" 2>/dev/null; then umount "$state/srv" || umount -l "$state/srv"; fi
+  [[ -d $state ]] && rm -rf --one-file-system "${state:?}"/{srv,etc,log,cache,env,host,nice}
   true
 }
 
