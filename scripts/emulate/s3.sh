@@ -101,7 +101,7 @@ start() { # NAME CMD...
   local host
   host=$(cat "$state/host")
   set -- nice -n "$(cat "$state/nice")" "$@"
-  # Not through a function: $! must be the server itself (setsid and ip netns exec both exec).
+  # Not through a function: $! must be the server itself (setsid, ip netns exec and nice all exec).
   if [[ -n $host ]]; then
     setsid ip netns exec "$host" "$@" </dev/null >"$state/log/$name.log" 2>&1 &
   else
@@ -161,7 +161,8 @@ cmd_up() {
   # a known answer behind a shaped link needs (the link, not this disk, must set the rate). tmpfs
   # keeps user xattrs, where Swift stores an object's metadata (Linux 6.6 and later).
   if [[ -n $ram ]]; then
-    mount -t tmpfs -o "size=$ram,mode=0755" ccbench-s3 "$state/srv" || die "--ram $ram: mounting a tmpfs on $state/srv failed"
+    mount -t tmpfs -o "size=$ram,mode=0755" ccbench-s3 "$state/srv" ||
+      { cmd_down_quiet; die "--ram $ram: mounting a tmpfs on $state/srv failed"; }
   fi
   mkdir -p "$state/srv/d1"
   echo "$host" >"$state/host"
