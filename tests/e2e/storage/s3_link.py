@@ -18,7 +18,7 @@ scripts/emulate/s3.sh --host --ram --nice) in emulated host 1, the writing rank 
 usage: s3_link.py [--pairs MIN] [--max-pairs MAX] [--shard BYTES] [--low-mbit R] [--nice N] [--report]
   --report: print only (benchmarks/checkpoint_s3_link.py), exit with compare's code on the 2x claim.
 Exit: 0 pass (or confirmed), 1 fail (or refuted), 4 inconclusive (--report), 77 without root, tc,
-ip netns or Swift. Prefix, subnets and state are its own (CCB_EMU_* and CCB_S3_* from the
+ip netns, Swift or a tmpfs mount. Prefix, subnets and state are its own (CCB_EMU_* and CCB_S3_* from the
 environment win, so it can run beside another fabric).
 """
 import argparse
@@ -187,6 +187,8 @@ def main():
         r = run([S3SH, "up", "--bucket", "ckpt", "--host", f"{prefix}-h1", "--ram", "1G", "--nice", str(args.nice)],
                 env, timeout=120)
         if r.returncode != 0:
+            if "mounting a tmpfs" in r.stderr:
+                skip(f"s3.sh up --ram: {r.stderr.strip()} (this machine refuses a tmpfs mount)")
             fail(f"s3.sh up --host {prefix}-h1: exit {r.returncode}: {r.stderr}")
         for line in r.stdout.splitlines():
             for kv in line.removeprefix("export ").split():
