@@ -61,7 +61,7 @@ class Link:
     """The two emulated hosts, the server in host 1, and one launch per trial from host 0."""
 
     def __init__(self, env, args, work):
-        self.env, self.args, self.work = env, args, work
+        self.env, self.args = env, args
         self.rates = (args.low_mbit, 2 * args.low_mbit)
         self.dirs = {m: os.path.join(work, f"{m}mbit") for m in self.rates}
         self.efficiency = {m: [] for m in self.rates}
