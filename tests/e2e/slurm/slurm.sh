@@ -12,12 +12,12 @@
 #   screen    `ccbench screen --launcher srun` inside a 5-node allocation, one host's link slow: that
 #             node named, --exclude-out written, and a following job with --exclude=that list does
 #             not land on it
-# Uses its own namespace prefix (csl), so it never meets another emulated fabric. Needs root,
+# Uses a namespace prefix of its own run (common.sh), so it never meets another emulated fabric. Needs root,
 # slurm-wlm, munge and mpirun (else exit 77).
 set -uo pipefail
 case=${1:?case}
-export CCB_EMU_PREFIX=${CCB_EMU_PREFIX:-csl} CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.231.0}
-export CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.231.1} CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate-csl}
+# The fabric's prefix and state are this run's own (common.sh: from the PID).
+export CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.231.0} CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.231.1}
 # Under /var/tmp, not /tmp: each emulated node's jobs see a /tmp of their own (slurm.sh).
 export TMPDIR=/var/tmp
 source "$(dirname "$0")/../emulate/common.sh"
