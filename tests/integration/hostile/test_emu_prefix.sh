@@ -16,7 +16,8 @@ source "$root/scripts/emulate/lib.sh"
 set +e
 emu_require_or_skip
 fail() { echo "emu-prefix-test: FAILED: $*"; exit 1; }
-trap 'CCB_EMU_PREFIX=$user "$fabric" down >/dev/null 2>&1' EXIT
+tmp_err=$(mktemp)
+trap 'CCB_EMU_PREFIX=$user "$fabric" down >/dev/null 2>&1; rm -f "$tmp_err"' EXIT
 
 # A prefix too long for PREFIX-h63-p (15 characters), and one with a space: one line, exit 2.
 for bad in abcdefghij 'a b'; do
@@ -31,8 +32,8 @@ done
 # The user's fabric: its state is its prefix's, not the default fabric's /run/ccbench-emulate.
 timeout 60 "$fabric" up --hosts 2 --rate 400mbit >/dev/null 2>&1 || fail "up with CCB_EMU_PREFIX=$user"
 [[ -f /run/ccbench-emulate-$user/hosts ]] || fail "no state at /run/ccbench-emulate-$user (the default fabric's folder?)"
-hosts=$(timeout 60 "$fabric" exec -- mpirun -np 2 --host "$user-h0:1,$user-h1:1" hostname 2>&1 | sort | paste -sd' ')
-[[ $hosts == "$user-h0 $user-h1" ]] || fail "fabric.sh exec -- mpirun hostname gave '$hosts'"
+hosts=$(timeout 60 "$fabric" exec -- mpirun -np 2 --host "$user-h0:1,$user-h1:1" hostname 2>"$tmp_err" | sort | paste -sd' ')
+[[ $hosts == "$user-h0 $user-h1" ]] || fail "fabric.sh exec -- mpirun hostname gave '$hosts': $(tail -3 "$tmp_err")"
 
 # An e2e test started from the user's shell: a fabric of its own, the user's untouched.
 test_out=$(CCBENCH=/bin/true timeout 60 bash -c "source '$root/tests/e2e/emulate/common.sh'
@@ -48,5 +49,6 @@ ip netns list | grep -q "^$user-h1" && [[ -f $CCB_EMU_STATE/hosts ]] ||
   fail "the user's fabric $user did not survive the test run"
 "$fabric" down >/dev/null 2>&1 || fail "down"
 trap - EXIT
+rm -f "$tmp_err"
 [[ $("$fabric" leftovers) == none ]] || fail "leftovers after down: $("$fabric" leftovers)"
 echo "emu-prefix-test: PASS (user $user, test run $test_prefix)"
