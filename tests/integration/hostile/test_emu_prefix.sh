@@ -21,10 +21,10 @@ trap 'CCB_EMU_PREFIX=$user "$fabric" down >/dev/null 2>&1; rm -f "$tmp_err"' EXI
 
 # A prefix too long for PREFIX-h63-p (15 characters), and one with a space: one line, exit 2.
 for bad in abcdefghij 'a b'; do
-  out=$(CCB_EMU_PREFIX=$bad timeout 30 "$fabric" up --hosts 1 2>&1)
+  msg=$(CCB_EMU_PREFIX=$bad timeout 30 "$fabric" up --hosts 1 2>&1)
   rc=$?
-  [[ $rc == 2 && $out == *"CCB_EMU_PREFIX '$bad'"* && $(wc -l <<<"$out") == 1 ]] ||
-    fail "CCB_EMU_PREFIX='$bad': exit $rc, '$out' (want exit 2, one line naming CCB_EMU_PREFIX)"
+  [[ $rc == 2 && $msg == *"CCB_EMU_PREFIX '$bad'"* && $(wc -l <<<"$msg") == 1 ]] ||
+    fail "CCB_EMU_PREFIX='$bad': exit $rc, '$msg' (want exit 2, one line naming CCB_EMU_PREFIX)"
   ! ip netns list | grep -q "^${bad%% *}-" || fail "CCB_EMU_PREFIX='$bad' left a namespace"
 done
 "$fabric" --help | grep -q 'CCB_EMU_PREFIX' || fail "fabric.sh --help does not name CCB_EMU_PREFIX"
