@@ -11,8 +11,15 @@
 # save their partial result file with status "interrupted" and exit 128+signal), waits for it,
 # and exits 128+signal itself: 143 for SIGTERM, 130 for SIGINT, 129 for SIGHUP. Otherwise its
 # exit code is mpirun's. A rank signalled directly (not mpirun) already gives mpirun 128+signal.
+#
+# As root it also allows Open MPI to run as root (OMPI_ALLOW_RUN_AS_ROOT and ..._CONFIRM, what
+# --allow-run-as-root sets), which mpirun otherwise refuses: in a container or on a test machine
+# root is the usual user, and this wrapper is what the README offers them.
 set -u
 mpirun_bin=${MPIRUN:-mpirun}
+if [[ $(id -u) == 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+fi
 signalled=0
 # mpirun ends the job alike on TERM and INT; TERM is sent because a background job of a
 # non-interactive shell starts with SIGINT ignored.

@@ -4,7 +4,9 @@
 # its network namespace (ip netns exec) and a UTS namespace whose hostname is HOST, so every rank
 # on it reports that host name. HOST is a namespace name (ccb-h0) or its address (10.213.0.1).
 set -euo pipefail
-state=${CCB_EMU_STATE:-/run/ccbench-emulate}
+# The fabric's state folder as lib.sh derives it from CCB_EMU_PREFIX (and CCB_EMU_STATE).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+state=$CCB_EMU_STATE
 host=$1
 shift
 # ssh options Open MPI may pass before the host (none for a custom agent, but be lenient).

@@ -8,14 +8,14 @@ usage() {
   cat <<EOF
 usage: $0 COMMAND [options]
 
-Emulates N hosts on this machine, each in a network namespace (ccb-h0, ccb-h1, ...) with one
+Emulates N hosts on this machine, each in a network namespace (${CCB_EMU_PREFIX}-h0, ${CCB_EMU_PREFIX}-h1, ...) with one
 shaped data link (tc tbf, the same rate in both directions) and one unshaped management link,
-all joined through bridges in a namespace of their own (ccb-br), addresses ${CCB_EMU_SUBNET}.0/24
+all joined through bridges in a namespace of their own (${CCB_EMU_PREFIX}-br), addresses ${CCB_EMU_SUBNET}.0/24
 (data) and ${CCB_EMU_MGMT_SUBNET}.0/24 (management) inside those namespaces only.
 
-NEEDS ROOT. It changes this machine by adding: network namespaces ccb-br and ccb-h*
+NEEDS ROOT. It changes this machine by adding: network namespaces ${CCB_EMU_PREFIX}-br and ${CCB_EMU_PREFIX}-h*
 (with their veth pairs, bridges and tc qdiscs, which live only inside them), files
-/etc/netns/ccb-*/hosts (name resolution inside the namespaces) and $CCB_EMU_STATE.
+/etc/netns/${CCB_EMU_PREFIX}-*/hosts (name resolution inside the namespaces) and $CCB_EMU_STATE.
 Nothing is added to the root namespace's interfaces, routes or firewall. 'down' removes it all,
 and 'run' removes it all when it exits, whatever the outcome (trap on EXIT, INT, TERM).
 
@@ -31,8 +31,8 @@ commands:
         (--fabric-path, --fabric-generation, --link-gbps, --label), then report bytes per link
         and down (unless --keep). Exit code: mpirun's.
   leftovers                                            list anything of ours left on the machine
-  exec [--] CMD...                                     run CMD where mpirun runs (namespace ccb-br) with
-        the environment that makes a plain 'mpirun --host ccb-h0,ccb-h3 ...' reach the emulated hosts
+  exec [--] CMD...                                     run CMD where mpirun runs (namespace ${CCB_EMU_PREFIX}-br) with
+        the environment that makes a plain 'mpirun --host ${CCB_EMU_PREFIX}-h0,${CCB_EMU_PREFIX}-h3 ...' reach the emulated hosts
         (OMPI_MCA_* for the agent, btl/oob networks, binding; allreduce pinned to reduce+broadcast
         unless OMPI_MCA_coll_tuned_allreduce_algorithm is set). Exit code: CMD's. The fabric must be up.
   stop-ranks HOST_INDEX [SECONDS]                      fault: SIGSTOP every ccbench process that starts
@@ -45,7 +45,15 @@ bridges in consecutive blocks (host i on leaf i*L/N) and joins each leaf to a sp
 uplink shaped at 'uplink_rate' (default: the host rate), so flows between leaves share it; its
 'hosts' key is the default of --hosts (else 2). --rate changes the host links only.
 A bad profile (unknown key, a value out of range) is a one-line error naming the file and key, exit 2.
-environment: CCBENCH (default build/ccbench), CCB_EMU_BTL (default self,vader,tcp),
+environment: CCB_EMU_PREFIX (default ccb; now $CCB_EMU_PREFIX): every name starts with it (namespaces
+             PREFIX-br, PREFIX-hN) and the state is its own (/run/ccbench-emulate-PREFIX; ccb's:
+             /run/ccbench-emulate), so fabrics of different prefixes never touch each other: pick one of
+             your own on a shared machine (a letter and up to 8 letters or digits) and give it to every
+             command, e.g. 'sudo CCB_EMU_PREFIX=ann $0 up --hosts 4', then
+             'sudo CCB_EMU_PREFIX=ann $0 exec -- mpirun --host ann-h0:1,ann-h1:1 ...'.
+             CCB_EMU_STATE (default as said), CCB_EMU_SUBNET and CCB_EMU_MGMT_SUBNET (defaults
+             $CCB_EMU_SUBNET and $CCB_EMU_MGMT_SUBNET; seen only inside the namespaces),
+             CCBENCH (default build/ccbench), CCB_EMU_BTL (default self,vader,tcp),
              CCB_EMU_BURST (tbf burst, default $CCB_EMU_BURST), CCB_EMU_LATENCY (default $CCB_EMU_LATENCY)
 EOF
 }
@@ -220,7 +228,7 @@ case $cmd in
     if [[ $keep -eq 0 ]]; then trap 'emu_down' EXIT; fi
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    emu_log "needs root; creates namespaces ccb-br, ccb-h0..ccb-h$((hosts - 1)) with veth pairs, bridges and tbf qdiscs; all removed at exit"
+    emu_log "needs root; creates namespaces ${CCB_EMU_BR_NS}, $(emu_host_ns 0)..$(emu_host_ns $((hosts - 1))) with veth pairs, bridges and tbf qdiscs; all removed at exit"
     emu_up "$hosts" "$rate" "$leaves" "$uplink_rate"
     spec=""
     for ((i = 0; i < hosts; i++)); do spec+="${spec:+,}$(emu_host_ns "$i"):$ranks_per_host"; done

@@ -30,7 +30,15 @@
 # leaf 0, h2 h3 on leaf 1), so traffic between leaves shares the uplinks while traffic inside a leaf
 # only crosses the hosts' own links. The management network stays flat.
 
+# Every name of a fabric starts with its prefix (namespaces PREFIX-br and PREFIX-hN, veths
+# PREFIX-hN-p) and its state folder is the prefix's own, so fabrics of different prefixes (two
+# users, a user and the test suite) never touch each other. A letter and up to 8 letters or digits:
+# the longest interface name built from it, PREFIX-h63-p, must fit Linux's 15 characters.
 CCB_EMU_PREFIX=${CCB_EMU_PREFIX:-ccb}
+if [[ ! $CCB_EMU_PREFIX =~ ^[a-z][a-z0-9]{0,8}$ ]]; then
+  printf "emulate: error: CCB_EMU_PREFIX '%s': expected a letter and up to 8 letters or digits (interface names PREFIX-h63-p fit 15 characters)\n" "$CCB_EMU_PREFIX" >&2
+  exit 2
+fi
 CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.213.0}       # data network (shaped)
 CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.213.1}  # management network (unshaped)
 CCB_EMU_BR_NS="${CCB_EMU_PREFIX}-br"
@@ -38,7 +46,13 @@ CCB_EMU_BRIDGE="${CCB_EMU_PREFIX}-br0"
 CCB_EMU_MGMT_BRIDGE="${CCB_EMU_PREFIX}-brm"
 CCB_EMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CCB_EMU_ROOT=$(cd "$CCB_EMU_DIR/../.." && pwd)
-CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate}
+if [[ $CCB_EMU_PREFIX == ccb ]]; then
+  CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate}
+else
+  CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate-$CCB_EMU_PREFIX}
+fi
+# Exported: agent.sh, which mpirun starts, must read this fabric's host list, not the default's.
+export CCB_EMU_PREFIX CCB_EMU_STATE
 # tbf: burst (bytes a host may send at line rate before the shaper holds it back) and the queue's
 # latency bound. A small burst keeps the rate exact for transfers of a few MiB.
 CCB_EMU_BURST=${CCB_EMU_BURST:-32kb}

@@ -39,9 +39,9 @@ files with their fabric metadata, and runs 'ccbench compare BASE CAND --claim FI
 is printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable,
 4 inconclusive; 2 usage; other codes: a sweep failed, with ccbench run's code).
 
-NEEDS ROOT. While it runs, this machine gets network namespaces ccb-br and ccb-h0..ccb-hN-1
+NEEDS ROOT. While it runs, this machine gets network namespaces ${CCB_EMU_PREFIX}-br and ${CCB_EMU_PREFIX}-h0..${CCB_EMU_PREFIX}-hN-1
 (each host's veth pairs, the bridges, addresses in ${CCB_EMU_SUBNET}.0/24 and
-${CCB_EMU_MGMT_SUBNET}.0/24 and tc tbf qdiscs live only inside them), files /etc/netns/ccb-*/hosts
+${CCB_EMU_MGMT_SUBNET}.0/24 and tc tbf qdiscs live only inside them), files /etc/netns/${CCB_EMU_PREFIX}-*/hosts
 and $CCB_EMU_STATE. The root namespace's interfaces, routes and firewall are not touched. Everything
 is removed when the script exits, whatever the outcome (also on Ctrl-C); 'fabric.sh down' removes
 leftovers of a run that was killed with SIGKILL.
@@ -123,8 +123,8 @@ trap 'exit 143' TERM
 
 cat <<EOF
 == ccbench migration check on emulated fabrics (needs root)
-   This machine gets, until the script exits: network namespaces ccb-br, ccb-h0..ccb-h$((hosts - 1)) with
-   veth pairs, two bridges and tc tbf qdiscs inside them, /etc/netns/ccb-*/hosts, $CCB_EMU_STATE.
+   This machine gets, until the script exits: network namespaces ${CCB_EMU_BR_NS}, $(emu_host_ns 0)..$(emu_host_ns $((hosts - 1))) with
+   veth pairs, two bridges and tc tbf qdiscs inside them, /etc/netns/${CCB_EMU_PREFIX}-*/hosts, $CCB_EMU_STATE.
    All of it is removed at exit.
    baseline:  $(emu_profile "$base_file" name) ($(emu_profile "$base_file" rate) per link, generation $(emu_profile "$base_file" generation))
    candidate: $(emu_profile "$cand_file" name) ($(emu_profile "$cand_file" rate) per link, generation $(emu_profile "$cand_file" generation))

@@ -133,18 +133,29 @@ aws_cli() {
     AWS_SHARED_CREDENTIALS_FILE=/dev/null in_host /usr/bin/aws --endpoint-url "http://$ADDR:$PORT" "$@"
 }
 
+# S3's bucket naming rules, as s3api checks them: 3-63 of [a-z0-9.-], a letter or digit at each end,
+# no "..", ".-" or "-.", not an IPv4 address. Checked before anything starts: a name the server
+# refuses would otherwise leave its servers running.
+valid_bucket() {
+  [[ $1 =~ ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$ && $1 != *..* && $1 != *.-* && $1 != *-.* &&
+    ! $1 =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
 cmd_up() {
   local bucket=ccbench host="" ram="" niceness=0
   while (($#)); do
     case $1 in
-      --bucket) bucket=${2:?--bucket needs a name}; shift 2 ;;
-      --host) host=${2:?--host needs PREFIX-hN}; shift 2 ;;
-      --ram) ram=${2:?--ram needs a size}; shift 2 ;;
-      --nice) niceness=${2:?--nice needs a value}; shift 2 ;;
+      --bucket | --host | --ram | --nice)
+        [[ $# -ge 2 && -n $2 && $2 != --* ]] || die "up: $1 needs a value (see --help)"
+        case $1 in
+          --bucket) bucket=$2 ;; --host) host=$2 ;; --ram) ram=$2 ;; --nice) niceness=$2 ;;
+        esac
+        shift 2 ;;
       *) die "up: unknown argument '$1'" ;;
     esac
   done
-  [[ $bucket =~ ^[a-z0-9][a-z0-9.-]{2,62}$ ]] || die "--bucket $bucket: expected 3-63 of [a-z0-9.-]"
+  valid_bucket "$bucket" ||
+    die "--bucket $bucket: expected 3-63 of [a-z0-9.-], a letter or digit at each end, no '..', '.-' or '-.', not an IP address"
   [[ -z $ram || $ram =~ ^[1-9][0-9]*[KMG]$ ]] || die "--ram $ram: expected a size such as 512M or 2G"
   [[ $niceness =~ ^-?[0-9]+$ ]] && ((niceness >= -20 && niceness <= 19)) || die "--nice $niceness: expected -20..19"
   [[ $(id -u) == 0 ]] || die "needs root (writes /etc/swift/swift.conf once; network namespaces with --host)"
@@ -230,7 +241,7 @@ EOF
     wait_port "$p" || { tail -5 "$state"/log/*.log >&2; cmd_down_quiet; die "a server did not listen on $addr:$p (logs above)"; }
   done
   aws_cli s3api create-bucket --bucket "$bucket" >/dev/null ||
-    { tail -5 "$state/log/proxy.log" >&2; die "create-bucket $bucket failed"; }
+    { tail -5 "$state/log/proxy.log" >&2; cmd_down_quiet; die "create-bucket $bucket failed (the servers are stopped)"; }
   log "Swift s3api on http://$addr:$port (bucket $bucket${host:+, in $host}); state $state"
   print_env
 }

@@ -24,6 +24,9 @@ usage: $0 COMMAND [options]
 Nodes are named like the hosts (${CCB_EMU_PREFIX}-h0 ...), each with this machine's CPUs and an
 equal share of its memory, in partition 'emulated'; the daemons talk over the management network.
 Each node's jobs see a /tmp of their own ($dir/tmp-NODE): write results elsewhere (a shared path).
+The checkout and the build are the exception: where they are under /tmp, they are bound into each
+node's /tmp at their own paths (the build: the CMake build folder of \$CCBENCH, default the checkout's
+build/; set CCBENCH at 'up' for a build elsewhere).
 Files: $dir (configuration, logs, state).
 EOF
 }
@@ -42,6 +45,22 @@ as_host() {
   nsenter --net="/run/netns/$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$ns" "$@"
 }
 in_launcher() { ip netns exec "$CCB_EMU_BR_NS" env SLURM_CONF="$conf" "$@"; }
+
+# The paths under /tmp that every node must see as this machine does, one a line: the checkout and
+# the build (the CMake build folder holding $CCBENCH, default the checkout's build/). A node's /tmp is
+# its own, so a clone under /tmp would otherwise vanish from the nodes. A path inside another is
+# left out: the outer one's bind carries it.
+shared_tmp_paths() {
+  local ccbench=${CCBENCH:-$CCB_EMU_ROOT/build/ccbench} build p
+  build=$(realpath -m "$(dirname "$ccbench")")
+  # The build folder's root (its CMakeCache.txt): ccbench-measure and the build's own files beside it.
+  for p in "$build" "$(dirname "$build")" "$(dirname "$(dirname "$build")")"; do
+    [[ -f $p/CMakeCache.txt ]] && { build=$p; break; }
+  done
+  for p in "$(realpath -m "$CCB_EMU_ROOT")" "$build"; do
+    [[ $p == /tmp/* ]] && echo "$p"
+  done | sort -u | awk 'NR == 1 || index($0, last "/") != 1 {print; last = $0}'
+}
 
 slurm_down() {
   [[ -d $dir ]] || return 0
@@ -115,16 +134,25 @@ CONF
   # /sys/fs/cgroup from slurmd's cgroup plugin. A UTS namespace gives each daemon its node's host
   # name (slurmctld checks it against SlurmctldHost).
   as_host "$CCB_EMU_BR_NS" slurmctld -f "$conf" || emu_die "slurmctld did not start (see $dir/slurmctld.log)"
+  local shared=() p node_tmp
+  mapfile -t shared < <(shared_tmp_paths)
   for ((i = 0; i < n; i++)); do
     mkdir -p "$dir/spool-$(emu_host_ns "$i")"
     # Each node its own /tmp (a mount namespace), as on separate hosts: Slurm's PMIx plugin makes
-    # the same per-step folder name under /tmp on every node of a step.
-    mkdir -p "$dir/tmp-$(emu_host_ns "$i")"
-    chmod 1777 "$dir/tmp-$(emu_host_ns "$i")"
-    as_host "$(emu_host_ns "$i")" unshare --mount --propagation private -- /bin/sh -c \
-      'mount --bind "$0" /tmp && exec "$@"' "$dir/tmp-$(emu_host_ns "$i")" slurmd -f "$conf" -N "$(emu_host_ns "$i")" ||
+    # the same per-step folder name under /tmp on every node of a step. The checkout and the build
+    # are bound into it at their own paths first (rbind: the node's /tmp then carries them).
+    node_tmp=$dir/tmp-$(emu_host_ns "$i")
+    mkdir -p "$node_tmp"
+    chmod 1777 "$node_tmp"
+    for p in "${shared[@]}"; do mkdir -p "$node_tmp${p#/tmp}"; done
+    as_host "$(emu_host_ns "$i")" unshare --mount --propagation private -- /bin/sh -c '
+      node_tmp=$1; shift
+      while [ "$1" != -- ]; do mount --rbind "$1" "$node_tmp${1#/tmp}" || exit 1; shift; done
+      shift
+      mount --rbind "$node_tmp" /tmp && exec "$@"' sh "$node_tmp" "${shared[@]}" -- slurmd -f "$conf" -N "$(emu_host_ns "$i")" ||
       emu_die "slurmd on $(emu_host_ns "$i") did not start (see $dir/slurmd-$(emu_host_ns "$i").log)"
   done
+  ((${#shared[@]} == 0)) || emu_log "slurm: every node sees ${shared[*]} (under /tmp, bound into each node's own /tmp)"
   local idle=0
   for _ in $(seq 120); do
     idle=$(in_launcher sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 ~ /^idle/' | wc -l)

@@ -23,15 +23,22 @@ cgroup_prefix=${CCB_STORAGE_CGROUP_PREFIX:-ccb-storage}
 usage() {
   cat <<'USAGE'
 usage: scripts/emulate/storage.sh COMMAND [ARGS]
-  up [--profile NAME|FILE]...   make the tiers (default: emulated-nvme and emulated-fsx); replaces old ones
-  down                          unmount, detach the loop devices, remove the cgroups and images
+  up [--profile NAME|FILE]...   make the tiers (default: emulated-nvme and emulated-fsx); replaces every
+                                old tier of this set (the same CCB_STORAGE_* below). Every profile is
+                                checked first (exit 2 naming the file and key; nothing made or removed);
+                                a step that fails later (exit 1) removes the tiers this up made
+  down                          unmount, detach the loop devices, remove the cgroups, images and the
+                                folders up made (when empty)
   status                        each tier: mount, device, limits, bytes the throttle saw
   path NAME                     the tier's mount point
-  exec NAME -- CMD...           run CMD in the tier's blkio cgroup (e.g. mpirun ... ccbench checkpoint)
+  exec NAME -- CMD...           run CMD in the tier's blkio cgroup (e.g. mpirun ... ccbench checkpoint);
+                                as root with OMPI_ALLOW_RUN_AS_ROOT=1 and ..._CONFIRM=1, so a plain mpirun starts
   exec NAME1,NAME2 -- CMD...    the same in one cgroup holding both tiers' limits (--tiered)
   drop NAME                     sync and drop the page cache (root)
 Profiles: configs/storage/emulated-nvme.yaml, emulated-fsx.yaml, emulated-small.yaml (flat key: value).
-A bad profile (unknown key, bad value) is one line naming the file and key, exit 2.
+A bad profile (unknown key, bad value) is one line naming the file and key, exit 2: size at least
+8M (ext4) or 300M (xfs, mkfs.xfs's floor) and no more than the images folder's free space;
+write_bps and read_bps above 0 (0 is blkio's "no limit").
 Environment (each set of tiers its own): CCB_STORAGE_STATE (/run/ccbench-storage),
 CCB_STORAGE_IMAGES (/var/tmp/ccb-storage), CCB_STORAGE_MOUNTS (/mnt/ccb-storage),
 CCB_STORAGE_CGROUP_PREFIX (ccb-storage: the blkio cgroup is PREFIX-NAME).
@@ -53,8 +60,9 @@ profile_value() { sed -n "s/^$2:[[:space:]]*\([^#]*\).*/\1/p" "$1" | sed 's/[[:s
 
 to_bytes() {  # 40M -> 41943040 (K/M/G = 1024^n)
   local v=$1 n unit
-  [[ $v =~ ^([0-9]+)([KMG]?)$ ]] || return 1
-  n=${BASH_REMATCH[1]} unit=${BASH_REMATCH[2]}
+  [[ $v =~ ^([0-9]{1,12})([KMG]?)$ ]] || return 1
+  n=$((10#${BASH_REMATCH[1]})) unit=${BASH_REMATCH[2]}
+  [[ $unit != G || $n -le 999999999 ]] || return 1 # within 2^63 after the shift
   case $unit in K) n=$((n << 10)) ;; M) n=$((n << 20)) ;; G) n=$((n << 30)) ;; esac
   echo "$n"
 }
@@ -74,9 +82,57 @@ check_profile() {
   for k in size write_bps read_bps; do
     to_bytes "$(profile_value "$f" $k)" >/dev/null || die "$f: $k: expected a byte count like 40M"
   done
+  for k in write_bps read_bps; do
+    (($(to_bytes "$(profile_value "$f" $k)") > 0)) || die "$f: $k: 0 is no limit at all to blkio; expected a rate like 24M"
+  done
+  local size min
+  size=$(to_bytes "$(profile_value "$f" size)")
+  if [[ $(profile_value "$f" fs) == xfs ]]; then min=$((300 << 20)); else min=$((8 << 20)); fi
+  ((size >= min)) || die "$f: size: $(profile_value "$f" size) is below $((min >> 20))M, the least for $(profile_value "$f" fs)"
+}
+
+# free_bytes DIR: bytes free on the file system that holds DIR (or its nearest existing parent).
+free_bytes() {
+  local d=$1
+  until [[ -d $d ]]; do d=$(dirname "$d"); done
+  df -B1 --output=avail "$d" | tail -1 | tr -d ' '
 }
 
 need_root() { [[ $(id -u) == 0 ]] || die "needs root (loop devices, mounts, cgroups)"; }
+
+# A step of `up` after the checks: its output kept, and on failure one line (its last) and exit 1,
+# after the tiers this up made are removed.
+made=()
+fail_up() {
+  local name
+  printf 'storage: error: %s\n' "$*" >&2
+  for name in "${made[@]}"; do tier_down "$name"; done
+  rm -f "$state/step.err"
+  remove_empty_folders
+  exit 1
+}
+step() {
+  local what=$1
+  shift
+  "$@" >"$state/step.err" 2>&1 || fail_up "$what failed: $(grep -v '^[[:space:]]*$' "$state/step.err" | head -1)"
+}
+remove_empty_folders() { rmdir "$mounts" "$images" "$state" 2>/dev/null || true; }
+
+# Every tier of this set down (the cgroups of `exec NAME1,NAME2` first, their processes back to
+# the root cgroup).
+all_down() {
+  local group env
+  for group in "$blkio/$cgroup_prefix"-*+*; do
+    [[ -d $group ]] || continue
+    while read -r pid; do echo "$pid" >"$blkio/cgroup.procs" 2>/dev/null || true; done <"$group/cgroup.procs"
+    rmdir "$group" 2>/dev/null || true
+  done
+  for env in "$state"/*.env "$state"/*.mount; do
+    [[ -f $env ]] || continue
+    env=$(basename "$env")
+    tier_down "${env%.*}"
+  done
+}
 
 tier_down() {
   local name=$1 dev
@@ -103,14 +159,22 @@ tier_up() {
   [[ $fs != xfs ]] || command -v mkfs.xfs >/dev/null || die "mkfs.xfs missing: apt-get install xfsprogs (scripts/packages-test.txt)"
   [[ -d $blkio ]] || die "no blkio cgroup v1 controller at $blkio"
   tier_down "$name"
-  mkdir -p "$state" "$images" "$mounts/$name"
-  truncate -s "$size" "$images/$name.img"
-  if [[ $fs == xfs ]]; then mkfs.xfs -q -f "$images/$name.img"; else mkfs.ext4 -q -F "$images/$name.img"; fi
+  made+=("$name")
+  mkdir -p "$state"
+  echo "$mounts/$name" >"$state/$name.mount"
+  step "$name: mkdir" mkdir -p "$images" "$mounts/$name"
+  step "$name: truncate" truncate -s "$size" "$images/$name.img"
+  if [[ $fs == xfs ]]; then
+    step "$name: mkfs.xfs" mkfs.xfs -q -f "$images/$name.img"
+  else
+    step "$name: mkfs.ext4" mkfs.ext4 -q -F "$images/$name.img"
+  fi
   # --direct-io=on: the loop device reads and writes its backing file with O_DIRECT, so the host's
   # page cache does not hold a second copy that a cache drop of the tier would leave behind.
-  dev=$(losetup --find --show --direct-io=on "$images/$name.img")
+  dev=$(losetup --find --show --direct-io=on "$images/$name.img" 2>"$state/step.err") ||
+    fail_up "$name: losetup: $(tail -1 "$state/step.err")"
   echo "$dev" >"$state/$name.dev"
-  mount "$dev" "$mounts/$name"
+  step "$name: mount" mount "$dev" "$mounts/$name"
   majmin=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
   mkdir -p "$blkio/$cgroup_prefix-$name"
   echo "$majmin $wbps" >"$blkio/$cgroup_prefix-$name/blkio.throttle.write_bps_device"
@@ -143,20 +207,31 @@ case $cmd in
       esac
     done
     [[ ${#profiles[@]} -gt 0 ]] || profiles=("$(profile_path emulated-nvme)" "$(profile_path emulated-fsx)")
+    # Every profile checked before anything is made or removed: the names distinct, the sizes
+    # together within the free space (the images of this set's old tiers are freed first).
+    free=$(free_bytes "$images")
+    for img in "$images"/*.img; do [[ -f $img ]] && free=$((free + $(du -B1 "$img" | cut -f1))); done
+    need_bytes=0 names=" "
+    for p in "${profiles[@]}"; do
+      check_profile "$p"
+      n=$(profile_value "$p" name)
+      [[ $names != *" $n "* ]] || die "$p: name: $n is given twice"
+      names+="$n "
+      [[ $(profile_value "$p" fs) != xfs ]] || command -v mkfs.xfs >/dev/null ||
+        die "$p: fs: mkfs.xfs missing: apt-get install xfsprogs (scripts/packages-test.txt)"
+      need_bytes=$((need_bytes + $(to_bytes "$(profile_value "$p" size)")))
+      ((need_bytes <= free)) ||
+        die "$p: size: $(profile_value "$p" size) does not fit: the tiers need $((need_bytes >> 20))M, $images has $((free >> 20))M free"
+    done
+    [[ -d $blkio ]] || die "no blkio cgroup v1 controller at $blkio"
+    all_down
     for p in "${profiles[@]}"; do tier_up "$p"; done
+    rm -f "$state/step.err"
     ;;
   down)
     need_root
-    # The cgroups of `exec NAME1,NAME2` first (their processes back to the root cgroup).
-    for group in "$blkio/$cgroup_prefix"-*+*; do
-      [[ -d $group ]] || continue
-      while read -r pid; do echo "$pid" >"$blkio/cgroup.procs" 2>/dev/null || true; done <"$group/cgroup.procs"
-      rmdir "$group" 2>/dev/null || true
-    done
-    for env in "$state"/*.env; do
-      [[ -f $env ]] || continue
-      tier_down "$(basename "$env" .env)"
-    done
+    all_down
+    remove_empty_folders
     ;;
   status)
     for env in "$state"/*.env; do
@@ -178,6 +253,8 @@ case $cmd in
     ;;
   exec)
     [[ $# -ge 3 && $2 == -- ]] || die "exec NAME[,NAME...] -- CMD..."
+    # Open MPI's mpirun refuses root without these: `exec NAME -- mpirun ...` runs as written.
+    if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
     name=$1
     shift 2
     if [[ $name == *,* ]]; then

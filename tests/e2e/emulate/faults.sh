@@ -17,7 +17,7 @@ json=$WORK/out.json
 jsonl=$WORK/out.jsonl
 
 emu_up "$hosts" 400mbit
-spec="ccb-h0:$rph,ccb-h1:$rph"
+spec="$P-h0:$rph,$P-h1:$rph"
 
 # rank_pid RANK: pid of that ccbench rank (found through its namespace, killed by pid).
 rank_pid() {
@@ -32,7 +32,7 @@ rank_pid() {
 
 inject() {
   case $fault in
-    link-down) ip -n ccb-h1 link set "$EMU_HOST_IF" down ;;
+    link-down) ip -n $P-h1 link set "$EMU_HOST_IF" down ;;
     kill-remote|kill-local) kill -KILL "$(rank_pid 1)" ;;
     stop-remote|stop-local) kill -STOP "$(rank_pid 1)" ;;
   esac
@@ -89,7 +89,7 @@ case $fault in
   stop-local)
     expect_rc 3
     expect "$code" 3 "result file exit_code"
-    grep -q "rank 1 (pid [0-9]* on ccb-h0) is stopped" "$WORK/log" || fail "the stopped rank is not named"
+    grep -q "rank 1 (pid [0-9]* on $P-h0) is stopped" "$WORK/log" || fail "the stopped rank is not named"
     ;;
   kill-remote)
     # The survivor cannot see a process on another host. Either MPI reports the broken connection
@@ -100,13 +100,13 @@ case $fault in
       4/failed | 143/interrupted) ;;
       *) fail "result file $status/$code, expected failed/4 or interrupted/143" ;;
     esac
-    grep -q "process rank 1 with PID [0-9]* on node ccb-h1 exited on signal 9" "$WORK/log" || fail "mpirun did not name the killed rank"
+    grep -q "process rank 1 with PID [0-9]* on node $P-h1 exited on signal 9" "$WORK/log" || fail "mpirun did not name the killed rank"
     ;;
   kill-local)
     expect_rc 137
     expect "$code" 4 "result file exit_code"
     expect "$status" failed "status"
-    grep -q "peer failed: rank 1 (pid [0-9]* on ccb-h0) exited" "$WORK/log" || fail "rank 0 did not name the dead peer"
+    grep -q "peer failed: rank 1 (pid [0-9]* on $P-h0) exited" "$WORK/log" || fail "rank 0 did not name the dead peer"
     ;;
   *) fail "unknown fault $fault" ;;
 esac

@@ -32,20 +32,20 @@ case $variant in
   leaf-spine)
     "$ROOT/scripts/emulate/fabric.sh" up --profile emulated-leafspine 2>"$WORK/up.log" || { cat "$WORK/up.log"; fail "up"; }
     args+=(--link-gbps 0.2)
-    alone=(2 ccb-h0:1,ccb-h2:1)
-    shared=(4 ccb-h0:1,ccb-h1:1,ccb-h2:1,ccb-h3:1)
-    shared_hosts="[['ccb-h0', 'ccb-h2'], ['ccb-h1', 'ccb-h3']]"
-    disjoint=(4 ccb-h0:1,ccb-h1:1,ccb-h2:1,ccb-h3:1)
-    disjoint_hosts="[['ccb-h0', 'ccb-h1'], ['ccb-h2', 'ccb-h3']]"
+    alone=(2 $P-h0:1,$P-h2:1)
+    shared=(4 $P-h0:1,$P-h1:1,$P-h2:1,$P-h3:1)
+    shared_hosts="[['$P-h0', '$P-h2'], ['$P-h1', '$P-h3']]"
+    disjoint=(4 $P-h0:1,$P-h1:1,$P-h2:1,$P-h3:1)
+    disjoint_hosts="[['$P-h0', '$P-h1'], ['$P-h2', '$P-h3']]"
     ;;
   flat)
     emu_up 4 100mbit
     args+=(--link-gbps 0.1)
-    alone=(2 ccb-h0:1,ccb-h1:1)
-    shared=(4 ccb-h0:2,ccb-h1:2)
-    shared_hosts="[['ccb-h0', 'ccb-h1'], ['ccb-h0', 'ccb-h1']]"
-    disjoint=(4 ccb-h0:1,ccb-h1:1,ccb-h2:1,ccb-h3:1)
-    disjoint_hosts="[['ccb-h0', 'ccb-h1'], ['ccb-h2', 'ccb-h3']]"
+    alone=(2 $P-h0:1,$P-h1:1)
+    shared=(4 $P-h0:2,$P-h1:2)
+    shared_hosts="[['$P-h0', '$P-h1'], ['$P-h0', '$P-h1']]"
+    disjoint=(4 $P-h0:1,$P-h1:1,$P-h2:1,$P-h3:1)
+    disjoint_hosts="[['$P-h0', '$P-h1'], ['$P-h2', '$P-h3']]"
     ;;
   *) fail "unknown variant '$variant' (leaf-spine or flat)" ;;
 esac

@@ -8,7 +8,7 @@ check_clean() {
   left=$(emu_leftovers)
   [[ -z $left ]] || fail "$1: left behind: $left"
   # Nothing of ours in the root namespace either: no link, no qdisc, no address.
-  ! ip -o link show | grep -q " ccb" || fail "$1: a ccb link in the root namespace"
+  ! ip -o link show | grep -q " $P" || fail "$1: a $P link in the root namespace"
   ! ip -o addr show | grep -q "10\.213\." || fail "$1: a 10.213. address in the root namespace"
   ! tc qdisc show | grep -q "tbf" || fail "$1: a tbf qdisc in the root namespace"
   ok "$1: clean"
@@ -16,8 +16,8 @@ check_clean() {
 
 "$fabric" run --hosts 2 --rate 800mbit -- --ops allreduce -b 1M -e 1M -n 3 --progress never -J "$WORK/a.json" >"$WORK/log" 2>&1 ||
   { cat "$WORK/log"; fail "a normal run failed"; }
-grep -q "ccb-h0 up=[1-9]" "$WORK/log" || fail "no bytes went through ccb-h0's shaped link"
-grep "emulate:   ccb-h" "$WORK/log"
+grep -q "$P-h0 up=[1-9]" "$WORK/log" || fail "no bytes went through $P-h0's shaped link"
+grep "emulate:   $P-h" "$WORK/log"
 check_clean "after a normal run"
 
 rc=0
@@ -37,9 +37,9 @@ check_clean "after SIGKILL and 'fabric.sh down'"
 "$fabric" up --hosts 2 --rate 100mbit
 "$fabric" up --hosts 3 --profile emulated-v4
 [[ $(emu_host_count) -eq 3 ]] || fail "up did not replace the old fabric"
-tc -n ccb-h2 qdisc show dev "$EMU_HOST_IF" | grep -q "rate 472Mbit" || fail "profile rate not applied"
+tc -n $P-h2 qdisc show dev "$EMU_HOST_IF" | grep -q "rate 472Mbit" || fail "profile rate not applied"
 "$fabric" set-rate 300mbit 1
-tc -n ccb-br qdisc show dev ccb-h1-p | grep -q "rate 300Mbit" || fail "set-rate did not shape the bridge side"
-tc -n ccb-h1 qdisc show dev "$EMU_HOST_IF" | grep -q "rate 300Mbit" || fail "set-rate did not shape the host side"
+tc -n $CCB_EMU_BR_NS qdisc show dev $P-h1-p | grep -q "rate 300Mbit" || fail "set-rate did not shape the bridge side"
+tc -n $P-h1 qdisc show dev "$EMU_HOST_IF" | grep -q "rate 300Mbit" || fail "set-rate did not shape the host side"
 "$fabric" down
 check_clean "after up, up, set-rate, down"

@@ -51,15 +51,15 @@ cat "$WORK/up.log"
 for hl in 0:0 1:0 2:1 3:1; do
   IFS=: read -r h l <<<"$hl"
   ip -n "$CCB_EMU_BR_NS" -o link show dev "$(emu_host_port "$h")" | grep -q "master ${CCB_EMU_PREFIX}-lf$l " ||
-    fail "ccb-h$h's port is not on leaf $l"
+    fail "$P-h$h's port is not on leaf $l"
 done
 for l in 0 1; do
   for port in "$(emu_uplink_leaf_port "$l")" "$(emu_uplink_spine_port "$l")"; do
     tc -n "$CCB_EMU_BR_NS" qdisc show dev "$port" | grep -q "tbf .* rate 200Mbit" || fail "uplink port $port is not shaped at 200 Mbit/s"
   done
 done
-[[ $(emu_leaf_hosts 0) == "ccb-h0 ccb-h1" && $(emu_leaf_hosts 1) == "ccb-h2 ccb-h3" ]] || fail "emu_leaf_hosts: $(emu_leaf_hosts 0) | $(emu_leaf_hosts 1)"
-ok "layout: ccb-h0 ccb-h1 on leaf 0, ccb-h2 ccb-h3 on leaf 1, uplinks shaped at 200 Mbit/s both ways"
+[[ $(emu_leaf_hosts 0) == "$P-h0 $P-h1" && $(emu_leaf_hosts 1) == "$P-h2 $P-h3" ]] || fail "emu_leaf_hosts: $(emu_leaf_hosts 0) | $(emu_leaf_hosts 1)"
+ok "layout: $P-h0 $P-h1 on leaf 0, $P-h2 $P-h3 on leaf 1, uplinks shaped at 200 Mbit/s both ways"
 
 # --- traffic
 # job NAME ROOT_HOST OTHER_HOST: a 2-rank broadcast from ROOT_HOST to OTHER_HOST.
@@ -71,23 +71,23 @@ job() {
 # Bytes sent up through leaf 0's uplink and down through leaf 1's so far.
 uplink_bytes() { emu_uplink_bytes | awk '/lf0/ {sub("up=", "", $2); u = $2} /lf1/ {sub("down=", "", $3); d = $3} END {print u, d}'; }
 
-job solo ccb-h0 ccb-h2
+job solo $P-h0 $P-h2
 read -r up0 down0 < <(uplink_bytes)
-job cross0 ccb-h0 ccb-h2 &
+job cross0 $P-h0 $P-h2 &
 p0=$!
-job cross1 ccb-h1 ccb-h3 &
+job cross1 $P-h1 $P-h3 &
 p1=$!
 wait $p0 || exit 1
 wait $p1 || exit 1
 read -r up1 down1 < <(uplink_bytes)
-job local0 ccb-h0 ccb-h1 &
+job local0 $P-h0 $P-h1 &
 p0=$!
-job local1 ccb-h2 ccb-h3 &
+job local1 $P-h2 $P-h3 &
 p1=$!
 wait $p0 || exit 1
 wait $p1 || exit 1
 read -r up2 down2 < <(uplink_bytes)
-job solo2 ccb-h0 ccb-h2
+job solo2 $P-h0 $P-h2
 
 read -r s1 s2 solo c0 c1 l0 l1 < <(py "
 g = lambda n: json.load(open('$WORK/' + n + '.json'))['results'][0]['busbw_gbps']

@@ -9,15 +9,17 @@
 #             the rows measured, the job ends (state and exit code recorded by Slurm)
 #   node_down a node whose slurmd and ranks are stopped mid-job: the run ends (exit 3 or 4) within
 #             its watchdog's bound, never hangs
+#   tmp_checkout  a checkout and a build under /tmp: each node's jobs run that ccbench and see that
+#             checkout, while their /tmp stays their own
 #   screen    `ccbench screen --launcher srun` inside a 5-node allocation, one host's link slow: that
 #             node named, --exclude-out written, and a following job with --exclude=that list does
 #             not land on it
-# Uses its own namespace prefix (csl), so it never meets another emulated fabric. Needs root,
+# Uses a namespace prefix of its own run (common.sh), so it never meets another emulated fabric. Needs root,
 # slurm-wlm, munge and mpirun (else exit 77).
 set -uo pipefail
 case=${1:?case}
-export CCB_EMU_PREFIX=${CCB_EMU_PREFIX:-csl} CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.231.0}
-export CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.231.1} CCB_EMU_STATE=${CCB_EMU_STATE:-/run/ccbench-emulate-csl}
+# The fabric's prefix and state are this run's own (common.sh: from the PID).
+export CCB_EMU_SUBNET=${CCB_EMU_SUBNET:-10.231.0} CCB_EMU_MGMT_SUBNET=${CCB_EMU_MGMT_SUBNET:-10.231.1}
 # Under /var/tmp, not /tmp: each emulated node's jobs see a /tmp of their own (slurm.sh).
 export TMPDIR=/var/tmp
 source "$(dirname "$0")/../emulate/common.sh"
@@ -28,9 +30,19 @@ done
 slurm="$ROOT/scripts/emulate/slurm.sh"
 fabric="$ROOT/scripts/emulate/fabric.sh"
 P=$CCB_EMU_PREFIX
-trap 'bash "$slurm" down; emu_down; rm -rf "$WORK"' EXIT
+clone="" build=""
+trap 'bash "$slurm" down; emu_down; rm -rf "$WORK" ${clone:+"$clone"} ${build:+"$build"}' EXIT
 N=4
 [[ $case != screen ]] || N=5
+if [[ $case == tmp_checkout ]]; then
+  # A checkout and a build under /tmp, as a user's clone: slurm.sh runs from the copy, ccbench
+  # from a build folder of its own under /tmp.
+  N=2
+  clone=$(mktemp -d /tmp/ccb-clone-XXXXXX) build=$(mktemp -d /tmp/ccb-build-XXXXXX)
+  cp -r "$ROOT/scripts" "$clone/" && cp "$CCBENCH" "$build/" && touch "$build/CMakeCache.txt" || fail "copy to /tmp"
+  slurm=$clone/scripts/emulate/slurm.sh
+  export CCBENCH=$build/ccbench
+fi
 emu_up "$N" 400mbit
 bash "$slurm" up >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; fail "slurm.sh up"; }
 ok "$(tail -1 "$WORK/up.log")"
@@ -153,6 +165,18 @@ print('ok: scancel --signal=TERM: status interrupted, %d rows kept (%d streamed 
     landed=$(timeout 120 bash "$slurm" exec -- srun -N 4 --exclude="$(cat "$WORK/exclude.txt")" hostname | sort | paste -sd,)
     [[ $landed == "$P-h0,$P-h1,$P-h3,$P-h4" ]] || fail "the job after --exclude ran on $landed"
     ok "srun -N 4 --exclude=\$(cat exclude.txt) ran on $landed"
+    ;;
+  tmp_checkout)
+    # Each node's /tmp is its own, yet it sees the checkout and the build under /tmp; a file a job
+    # writes in its /tmp stays on its node.
+    private=ccb-node-private-$$
+    out=$(timeout 120 bash "$slurm" exec -- srun -N 2 --ntasks-per-node 1 /bin/sh -c \
+      "test -x '$slurm' && test -x '$CCBENCH' && '$CCBENCH' --help >/dev/null && touch /tmp/$private && echo \"sees \$(hostname)\"" 2>&1)
+    rc=$?
+    [[ $rc == 0 && $(grep -c '^sees ' <<<"$out") == 2 ]] ||
+      fail "srun -N 2 of a checkout under /tmp ($slurm, $CCBENCH): exit $rc: $out"
+    [[ ! -e /tmp/$private ]] || fail "a node's /tmp is this machine's /tmp"
+    ok "both nodes run $CCBENCH and see $clone, their /tmp still their own"
     ;;
   *) fail "unknown case $case" ;;
 esac

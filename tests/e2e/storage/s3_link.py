@@ -18,8 +18,9 @@ scripts/emulate/s3.sh --host --ram --nice) in emulated host 1, the writing rank 
 usage: s3_link.py [--pairs MIN] [--max-pairs MAX] [--shard BYTES] [--low-mbit R] [--nice N] [--report]
   --report: print only (benchmarks/checkpoint_s3_link.py), exit with compare's code on the 2x claim.
 Exit: 0 pass (or confirmed), 1 fail (or refuted), 4 inconclusive (--report), 77 without root, tc,
-ip netns, Swift or a tmpfs mount. Prefix, subnets and state are its own (CCB_EMU_* and CCB_S3_* from the
-environment win, so it can run beside another fabric).
+ip netns, Swift or a tmpfs mount. The fabric's prefix and state are its own (s + its PID, or
+CCB_EMU_TEST_PREFIX); subnets and the S3 server's state are its own unless CCB_EMU_SUBNET,
+CCB_EMU_MGMT_SUBNET or CCB_S3_* say otherwise, so it can run beside another fabric.
 """
 import argparse
 import json
@@ -165,10 +166,12 @@ def main():
     for k in list(env):
         if k.startswith("AWS_"):
             del env[k]
-    env.setdefault("CCB_EMU_PREFIX", "cs3l")
+    # The fabric's prefix is this run's own (from its PID), whatever the shell exported, so that it
+    # never meets a user's fabric or another run's.
+    env["CCB_EMU_PREFIX"] = env.get("CCB_EMU_TEST_PREFIX", f"s{os.getpid()}")
     env.setdefault("CCB_EMU_SUBNET", "10.219.0")
     env.setdefault("CCB_EMU_MGMT_SUBNET", "10.219.1")
-    env.setdefault("CCB_EMU_STATE", f"/run/ccbench-emulate-{env['CCB_EMU_PREFIX']}")
+    env["CCB_EMU_STATE"] = f"/run/ccbench-emulate-{env['CCB_EMU_PREFIX']}"
     env.setdefault("CCB_S3_STATE", f"/run/ccbench-s3-link-{os.getpid()}")
     env.setdefault("CCB_S3_PORT", "8580")
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
