@@ -449,6 +449,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     }
     if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
   }
+  // --tiered: each host's local copies must fit on its local tier too (each host's first rank).
+  if (!opt.tiered.empty()) {
+    std::string space_error;
+    if (ch.local_rank() == 0) space_error = tier_space_error(opt, plan, w.hosts, w.rank);
+    if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
+  }
   // Step numbers have six digits: a run that would need step-1000000 is refused before writing.
   if (opt.write) {
     std::string steps_error;
@@ -537,6 +543,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (auto failed = ch.agree_on_error(tier_error)) return usage(*failed);
   }
 
+  // A killed --tiered run's local copies (each host's first rank looks; rank 0 prints them).
+  std::vector<std::string> stale_tier_notes;
+  if (local_storage) {
+    for (const auto& host_notes : ch.gather_to_root(ch.local_rank() == 0 ? stale_tier_dirs(opt, run_id) : ""))
+      if (!host_notes.empty()) stale_tier_notes.push_back(host_notes);
+  }
   if (ch.is_root()) {
     std::printf("%s\n", describe_plan(plan, opt, fstype).c_str());
     if (w.node_local) std::printf("# the target is node-local: each host's first rank commits its own step\n");
@@ -546,6 +558,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
                     stale.path().c_str());
     }
+    for (const auto& note : stale_tier_notes) std::printf("%s\n", note.c_str());
     if (!object_store && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
       std::printf(
           "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",

@@ -4,6 +4,9 @@
 - item 1: --keep removes only steps whose manifest ccbench wrote, and in them only the files the
   manifest lists: a user's step-000100/ holding `{}` as ccbench-manifest.json and model.pt stays;
   a user's file inside a ccbench step stays (the folder is kept and said so);
+- item 5: a killed --tiered run's local copies (.ccbench-tier-PID) are named by the next run and
+  left alone; a local tier too small for the local copies is exit 2 before anything is written; a
+  local tier inside --target is exit 2;
 - item 10: a FIFO as the manifest is exit 2 naming it, not a blocked --phases read;
 - item 11: trial 1e300, -7 and 0.5 in a manifest are exit 2 naming the field, not exit 1;
 - item 14a: a user's step-999999999 is not a step (the run numbers from step-000001 and leaves it);
@@ -156,6 +159,51 @@ class Steps(unittest.TestCase):
             self.assertEqual(after.get(name), content, name)
         committed = [n for n in os.listdir(self.target) if n != "step-000001" and not n.startswith(".step-")]
         self.assertGreaterEqual(len(committed), 1)  # its own steps stay: nothing removed on a signal
+
+    # item 5
+    def test_stale_tier_copies_are_named_and_left(self):
+        local = os.path.join(self.dir, "local")
+        stale = os.path.join(local, ".ccbench-tier-99999")
+        os.makedirs(stale)
+        with open(os.path.join(stale, "rank-00001.shard"), "wb") as f:
+            f.write(b"\0" * 8192)
+        p = checkpoint(2, ["--target", self.target, "--tiered", local, *SMALL])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"# note: {stale} holds 1 file(s), 8K: local copies of an earlier --tiered run that never "
+                      "drained (remove it)", p.stdout)
+        self.assertEqual(os.listdir(local), [".ccbench-tier-99999"])
+        self.assertEqual(os.listdir(stale), ["rank-00001.shard"])
+
+    def test_tier_inside_the_target_is_refused(self):
+        inside = os.path.join(self.target, "step-000001")
+        os.mkdir(inside)
+        with open(os.path.join(inside, "keepme"), "w") as f:
+            f.write("x")
+        p = checkpoint(2, ["--target", self.target, "--tiered", inside, *SMALL, "--keep", "1", "-J", self.out])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(errors(p), [f"ccbench checkpoint: --tiered {inside}: is inside the --target directory "
+                                     f"{self.target}; the local tier must be outside it"])
+        self.assertEqual(os.listdir(self.target), ["step-000001"])
+        self.assertEqual(os.listdir(inside), ["keepme"])
+        self.assertFalse(os.path.exists(self.out))
+
+    @unittest.skipUnless(os.geteuid() == 0, "mounts a tmpfs")
+    def test_tier_too_small_is_refused_before_writing(self):
+        local = tempfile.mkdtemp(prefix="ccb-hostile-tier-")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", local], check=True, timeout=30)
+        try:
+            p = checkpoint(2, ["--target", self.target, "--tiered", local, *SMALL, "-J", self.out])
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            lines = errors(p)
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertRegex(lines[0], rf"^ccbench checkpoint: --tiered {local}: 1M free, the local copies need "
+                                       r"\S+ \(nothing written\)$")
+            self.assertEqual(os.listdir(local), [])
+            self.assertEqual(os.listdir(self.target), [])
+            self.assertFalse(os.path.exists(self.out))
+        finally:
+            subprocess.run(["umount", local], check=False, timeout=30)
+            os.rmdir(local)
 
     # item 10
     def test_fifo_manifest_is_exit_2_not_a_hang(self):
