@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::size_t kStepDigits = 6;
+constexpr std::uintmax_t kMaxManifestBytes = 64ULL << 20;
 
 bool six_digits(const std::string& text) {
   return text.size() == kStepDigits &&
@@ -134,6 +135,9 @@ std::vector<StepEntry> scan_steps(const std::string& target) {
     if (!fs::is_directory(e.symlink_status(mec)) || !fs::exists(fs::symlink_status(manifest, mec))) continue;
     StepEntry entry{step_of(name), e.path().string(), std::nullopt, ""};
     try {
+      // A manifest lists one name a shard: tens of KiB. A large file under its name is not read.
+      if (const auto bytes = fs::file_size(manifest, mec); !mec && bytes > kMaxManifestBytes)
+        throw ParseError(fmt::format("{}: {} bytes, too large for a manifest", manifest.string(), bytes));
       // read_input_file: a FIFO (or a folder) as the manifest is an error, never a blocked read.
       entry.manifest = parse_manifest(read_input_file(manifest), manifest.string());
       if (!entry.manifest) continue;  // not ccbench's: never read, never removed

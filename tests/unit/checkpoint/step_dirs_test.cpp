@@ -130,6 +130,16 @@ TEST(StepDirs, FifoManifestIsAProblemNotABlock) {
   EXPECT_TRUE(committed_steps(dir.path.string()).empty());
 }
 
+TEST(StepDirs, AHugeFileAsTheManifestIsNotRead) {
+  TempDir dir;
+  make_step(dir.path, 1, manifest_text(1));
+  fs::resize_file(dir.path / step_name(1) / kManifestName, 65ULL << 20);  // sparse: no disk used
+  const auto entries = scan_steps(dir.path.string());
+  ASSERT_EQ(entries.size(), 1U);
+  EXPECT_NE(entries[0].problem.find("68157440 bytes, too large for a manifest"), std::string::npos)
+      << entries[0].problem;
+}
+
 TEST(StepDirs, AStepNumberThatIsNotTheFoldersIsAProblem) {
   TempDir dir;
   make_step(dir.path, 3, manifest_text(1));  // a copy of step 1 under another name: not removed
