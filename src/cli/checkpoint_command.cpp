@@ -6,6 +6,7 @@
 // parts are src/checkpoint/; this file runs them over MPI with the sweep's watchdog, result writer
 // and ending ladder.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -314,30 +315,40 @@ struct ReadOnlyStep {
   std::uint32_t seed = 0;
 };
 
-// The newest committed step under `target` and how it was written (its manifest), checked against
-// the plan. Throws UsageError naming --phases read.
+// The newest committed step under `target` and how it was written (its manifest, read through
+// read_input_file and every field checked), checked against the plan. Folders whose manifest is not
+// ccbench's are passed over. Throws UsageError naming --phases read and the manifest's field.
 ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan) {
-  const auto steps = committed_steps(target);
+  const auto steps = scan_steps(target);
   if (steps.empty()) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
+  const StepEntry& newest = steps.back();
+  if (!newest.manifest) throw UsageError(fmt::format("--phases read: {}", newest.problem));
   ReadOnlyStep out;
-  out.path = steps.back();
+  out.path = newest.path;
   out.name = fs::path(out.path).filename().string();
-  nlohmann::json m;
-  try {
-    std::ifstream in(fs::path(out.path) / kManifestName);
-    m = nlohmann::json::parse(in);
-    out.trial = m.at("trial").get<int>();
-    out.seed = m.at("seed").get<std::uint32_t>();
-    const auto shard = m.at("shard_bytes").get<std::uint64_t>();
-    const auto writers = m.at("shards").size();
-    if (shard != plan.shard_bytes || writers != static_cast<std::size_t>(plan.writers)) {
-      throw UsageError(fmt::format("--phases read: {} holds {} shards of {} bytes, this plan {} of {}", out.path,
-                                   writers, shard, plan.writers, plan.shard_bytes));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("--phases read: {}/{}: {}", out.path, kManifestName, e.what()));
+  out.trial = newest.manifest->trial;
+  out.seed = newest.manifest->seed;
+  const auto shard = newest.manifest->shard_bytes;
+  const auto writers = newest.manifest->shards;
+  if (shard != plan.shard_bytes || writers != static_cast<std::size_t>(plan.writers)) {
+    throw UsageError(fmt::format("--phases read: {} holds {} shards of {} bytes, this plan {} of {}", out.path, writers,
+                                 shard, plan.writers, plan.shard_bytes));
   }
   return out;
+}
+
+// Removes committed steps (only the files their manifests list) and says what went or what was
+// kept, on this leader's stdout. A step that cannot be removed is kept, never an error of the run.
+void remove_steps(const std::vector<CommittedStep>& steps, const char* why) {
+  std::vector<std::string> gone;
+  for (const auto& s : steps) {
+    if (const std::string left = remove_step(s); left.empty())
+      gone.push_back(fs::path(s.path).filename().string());
+    else
+      std::printf("# note: %s\n", left.c_str());
+  }
+  if (!gone.empty()) std::printf("# removed %s (%s)\n", fmt::format("{}", fmt::join(gone, ", ")).c_str(), why);
+  std::fflush(stdout);
 }
 
 // Removes a failed trial's partial step; "" when it went, else what is left and why (a dead S3
@@ -438,6 +449,25 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     }
     if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
   }
+  // --tiered: each host's local copies must fit on its local tier too (each host's first rank).
+  if (!opt.tiered.empty()) {
+    std::string space_error;
+    if (ch.local_rank() == 0) space_error = tier_space_error(opt, plan, w.hosts, w.rank);
+    if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
+  }
+  // Step numbers have six digits: a run that would need step-1000000 is refused before writing.
+  if (opt.write) {
+    std::string steps_error;
+    if (ch.is_root()) {
+      const int last = last_step(storage->entries(opt.target));
+      if (steps_left(last) < config.trials)
+        steps_error = fmt::format(
+            "--target {}: {} is the highest step and step numbers end at {}: no room for {} "
+            "trial(s) (remove or rename the old steps)",
+            opt.target, step_name(last), step_name(kMaxStep), config.trials);
+    }
+    if (auto failed = ch.agree_on_error(steps_error)) return usage(*failed);
+  }
   std::optional<ThroughputLimit> write_limit, read_limit;
   try {
     if (!opt.fsx_deployment.empty()) {
@@ -496,6 +526,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) {
     end_run(kCommand, event, w.rank, writer.get(), peers, nullptr);
   });
+  watchdog.set_trial_offset(-1);  // the watchdog counts trials from 1; the table and rows from 0
   Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
   // --tiered: the local tier is POSIX; the drain writes through the target's engine.
   std::unique_ptr<Storage> local_storage = opt.tiered.empty() ? nullptr : make_storage(opt.tiered);
@@ -512,6 +543,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (auto failed = ch.agree_on_error(tier_error)) return usage(*failed);
   }
 
+  // A killed --tiered run's local copies (each host's first rank looks; rank 0 prints them).
+  std::vector<std::string> stale_tier_notes;
+  if (local_storage) {
+    for (const auto& host_notes : ch.gather_to_root(ch.local_rank() == 0 ? stale_tier_dirs(opt, run_id) : ""))
+      if (!host_notes.empty()) stale_tier_notes.push_back(host_notes);
+  }
   if (ch.is_root()) {
     std::printf("%s\n", describe_plan(plan, opt, fstype).c_str());
     if (w.node_local) std::printf("# the target is node-local: each host's first rank commits its own step\n");
@@ -521,6 +558,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
                     stale.path().c_str());
     }
+    for (const auto& note : stale_tier_notes) std::printf("%s\n", note.c_str());
     if (!object_store && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
       std::printf(
           "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
@@ -530,6 +568,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
 
   int exit = exit_code::ok;
+  std::vector<int> written_steps;  // the steps this run committed (removed at its end without --keep)
   std::string final_error;
   std::size_t wrong_shards = 0;
   try {
@@ -634,9 +673,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           std::fflush(stdout);
         }
         // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier.
-        if (w.leader && opt.keep > 0) {
-          for (const auto& old : steps_to_remove(committed_steps(opt.target), opt.keep)) storage->remove_tree(old);
-        }
+        if (w.leader && opt.keep > 0) remove_steps(steps_to_remove(committed_steps(opt.target), opt.keep), "--keep");
+        if (!object_store) written_steps.push_back(step);
       }
       if (opt.read) {
         watchdog.set_case(trial, Op::checkpoint_read, plan.bytes(), false);
@@ -721,6 +759,21 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   if (!tier_dir.empty()) fs::remove(tier_dir, ec);  // empty once every shard drained; else kept, with them
   if (exit == exit_code::ok && wrong_shards > 0) exit = exit_code::data_check_failed;
   exit = ch.broadcast(exit);
+  // Without --keep the run removes what it wrote, as IOR does (an interrupted run never gets here):
+  // the steps it committed whose manifests name this run, and in them only the files listed. A step
+  // that read back wrong is the evidence and stays.
+  if (w.leader && opt.keep == 0 && !written_steps.empty()) {
+    if (exit == exit_code::data_check_failed) {
+      std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());
+    } else {
+      std::vector<CommittedStep> own;
+      for (auto& s : committed_steps(opt.target))
+        if (s.manifest.run == run_id &&
+            std::find(written_steps.begin(), written_steps.end(), s.step) != written_steps.end())
+          own.push_back(std::move(s));
+      remove_steps(own, "this run's steps; --keep N keeps the newest N");
+    }
+  }
   if (ch.is_root()) {
     const std::string status = exit == exit_code::usage ? "failed" : "complete";
     if (!final_error.empty()) std::fprintf(stderr, "%s: %s\n", kCommand, final_error.c_str());

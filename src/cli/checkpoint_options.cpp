@@ -104,7 +104,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_flag("--no-fsync", no_fsync, "skip fsync: shows the page cache, rows say durable: false");
   app.add_option("--phases", phases, "write | read (the newest committed step, restart) | write,read")
       ->default_str(phases);
-  app.add_option("--keep", opt.keep, "committed steps kept (older ones this tool wrote are removed; 0 = all)")
+  app.add_option("--keep", opt.keep,
+                 "keep the newest INT steps ccbench wrote, removing older ones (0: remove this run's steps at its end)")
       ->default_val(0);
   app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
   app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");

@@ -22,7 +22,7 @@ struct CheckpointOptions {
   bool direct = false;
   bool fsync = true;                     // --no-fsync clears it
   bool write = true, read = true;        // --phases (read alone: the newest committed step, as a restart)
-  int keep = 0;                          // --keep K (0: keep every step)
+  int keep = 0;                          // --keep K (0: this run's steps are removed at its end)
   std::string tier;                      // --tier nvme|fsx|... (free text, recorded)
   std::optional<double> tier_gbps;       // --tier-gbps W[,R]: the stated tier's write ceiling
   std::optional<double> tier_read_gbps;  // ... and read ceiling (default: the write one)

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "checkpoint/step_dirs.hpp"
 #include "core/bandwidth.hpp"
 #include "core/run_metadata.hpp"
 #include "core/types.hpp"
@@ -232,13 +233,18 @@ PhaseRows checkpoint_read_rows(const CheckpointHeader& h, const std::vector<Rank
 }
 
 std::string checkpoint_manifest(const CheckpointHeader& h, int step, int trial, const std::string& run_id) {
+  json shards = json::array();
+  // `files`: every file of the step besides the manifest, the only ones a removal takes.
   json files = json::array();
+  if (h.opt.layout == CheckpointLayout::shared_file) files.push_back(checkpoint::kSharedFileName);
   for (int r = 0; r < h.plan.ranks; ++r) {
     const int wi = h.plan.writer_index(r);
     if (wi < 0) continue;
-    files.push_back({{"rank", r}, {"writer", wi}, {"bytes", h.plan.shard_bytes}});
+    shards.push_back({{"rank", r}, {"writer", wi}, {"bytes", h.plan.shard_bytes}});
+    if (h.opt.layout != CheckpointLayout::shared_file) files.push_back(checkpoint::shard_name(wi));
   }
-  return json{{"tool", "ccbench checkpoint"},
+  return json{{"tool", checkpoint::kManifestTool},
+              {"version", checkpoint::kManifestVersion},
               {"step", step},
               {"trial", trial},
               {"run", run_id},
@@ -248,7 +254,8 @@ std::string checkpoint_manifest(const CheckpointHeader& h, int step, int trial, 
               {"bytes", h.plan.bytes()},
               {"shard_bytes", h.plan.shard_bytes},
               {"durable", h.opt.fsync},
-              {"shards", files}}
+              {"shards", shards},
+              {"files", files}}
              .dump(1) +
          "\n";
 }

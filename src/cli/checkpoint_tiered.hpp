@@ -8,14 +8,25 @@
 #include <vector>
 
 #include "checkpoint/durable_time.hpp"
+#include "checkpoint/shard_plan.hpp"
 #include "cli/checkpoint_options.hpp"
 #include "cli/checkpoint_rows.hpp"
 
 namespace ccbench::cli {
 
-// Throws UsageError naming --tiered: not a writable directory, the --target itself, without the
+// Throws UsageError naming --tiered: not a writable directory, the --target itself or a folder
+// inside it, without the
 // write phase, with --layout shared-file. Nothing when --tiered is not given.
 void check_tiered(const CheckpointOptions& opt);
+
+// "" when this rank's host's local copies fit on the local tier (1% and 1 MiB to spare, as for
+// --target), else the one-line error naming --tiered. Called by each host's first rank.
+std::string tier_space_error(const CheckpointOptions& opt, const checkpoint::ShardPlan& plan,
+                             const std::vector<std::string>& hosts, int rank);
+
+// Console notes naming LOCAL_PATH/.ccbench-tier-* folders of earlier runs (a killed run's local
+// copies), one line each; "" when none. Nothing is removed: another run may be using them.
+std::string stale_tier_dirs(const CheckpointOptions& opt, const std::string& run_id);
 
 // The run's folder on the local tier (LOCAL_PATH/.ccbench-tier-<run id>), made if missing (every
 // rank of a host may call it). Throws StorageError.

@@ -168,7 +168,7 @@ faults() {
   grep -q "(nothing written)" "$work/small.out" || fail "tier too small: no message"
   [[ -z $(ls -A "$small" | grep -v lost+found) && ! -e $work/small.json ]] || fail "tier too small: something written"
   # ENOSPC mid-write: trial 0 (24 MiB) fits, trial 1 fills the tier.
-  ckpt emulated-small 2 --shard-bytes 12M -J "$work/enospc.json" --trials 3 >"$work/enospc.out" 2>&1
+  ckpt emulated-small 2 --shard-bytes 12M -J "$work/enospc.json" --trials 3 --keep 3 >"$work/enospc.out" 2>&1
   rc=$?
   [[ $rc == 2 ]] || { cat "$work/enospc.out"; fail "ENOSPC: exit $rc"; }
   grep -q "trial 1 failed, its partial step .* removed: .*(ENOSPC)" "$work/enospc.out" || fail "ENOSPC: message"
@@ -206,7 +206,7 @@ faults() {
   nothing_half_committed "$nvme"
   # A shard corrupted on disk between write and read: exit 1 naming rank, file and offset.
   rm -rf "${nvme:?}"/step-* "$nvme"/.step-*
-  ckpt emulated-nvme 2 --shard-bytes 4M --phases write >/dev/null 2>&1 || fail "write before corruption"
+  ckpt emulated-nvme 2 --shard-bytes 4M --phases write --keep 1 >/dev/null 2>&1 || fail "write before corruption"
   printf '\xff\xff\xff\xff' | dd of="$nvme/step-000001/rank-00000.shard" bs=1 seek=1048576 conv=notrunc status=none
   ckpt emulated-nvme 2 --shard-bytes 4M --phases read -J "$work/corrupt.json" >"$work/corrupt.out" 2>&1
   rc=$?

@@ -111,7 +111,7 @@ class CheckpointTest(unittest.TestCase):
 
     def test_shared_file_layout(self):
         p = checkpoint(3, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
-                           "--layout", "shared-file", "-J", self.out])
+                           "--layout", "shared-file", "--keep", "1", "-J", self.out])
         self.assertEqual(p.returncode, 0, p.stderr)
         step = os.path.join(self.target, "step-000001")
         self.assertEqual(sorted(os.listdir(step)), ["ccbench-manifest.json", "checkpoint.bin"])
@@ -155,7 +155,7 @@ class CheckpointTest(unittest.TestCase):
 
     def test_corrupted_shard_on_restart_read_is_exit_1(self):
         p = checkpoint(2, ["--target", self.target, "--shard-bytes", "1M", "--transfer-size", "256K",
-                           "--phases", "write"])
+                           "--phases", "write", "--keep", "1"])
         self.assertEqual(p.returncode, 0, p.stderr)
         shard = os.path.join(self.target, "step-000001", "rank-00001.shard")
         with open(shard, "r+b") as f:
@@ -182,7 +182,8 @@ class CheckpointTest(unittest.TestCase):
             self.assertEqual(os.listdir(fs.path), [])
             self.assertFalse(os.path.exists(self.out))
             # Trial 0 fits (8 MiB of 10), trial 1 runs out of space in the middle of its write.
-            p = checkpoint(2, ["--target", fs.path, "--shard-bytes", "4M", "--trials", "3", "-J", self.out])
+            p = checkpoint(2, ["--target", fs.path, "--shard-bytes", "4M", "--trials", "3", "--keep", "3",
+                               "-J", self.out])
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("trial 1 failed, its partial step", p.stderr)
             self.assertIn("No space left on device (ENOSPC)", p.stderr)

@@ -42,7 +42,7 @@ class Tiered(unittest.TestCase):
     def test_rows_and_drained_shards(self):
         out = os.path.join(self.tmp, "t.json")
         r = checkpoint(["--target", self.target, "--tiered", self.local, "--shard-bytes", "4M", "--trials", "2",
-                        "--transfer-size", "1M", "-J", out])
+                        "--transfer-size", "1M", "--keep", "2", "-J", out])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("tiered: blocking", r.stdout)
         doc = load(out)

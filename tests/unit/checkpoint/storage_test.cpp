@@ -1,6 +1,6 @@
 // The POSIX engine and the pieces around it on a temporary directory: write, sync, read back,
 // commit by rename, O_DIRECT's fallback where the filesystem refuses it, eviction checked with
-// mincore, errors with errno and offset; step directory naming and --keep; shard data.
+// mincore, errors with errno and offset; shard data. Step directories and --keep: step_dirs_test.cpp.
 #include "checkpoint/storage.hpp"
 
 #include <gtest/gtest.h>
@@ -104,25 +104,6 @@ TEST(PosixStorage, DirectFallsBackWhereRefused) {
     EXPECT_EQ(f->direct_refused(), "the filesystem refused O_DIRECT (EINVAL): buffered I/O instead");
   }
   f->close();
-}
-
-TEST(StepDirs, KeepRemovesTheOldestCommittedOnly) {
-  TempDir dir;
-  for (int s : {1, 2, 3, 10}) {
-    fs::create_directories(dir.path / step_name(s));
-    std::ofstream(dir.path / step_name(s) / kManifestName) << "{}";
-  }
-  fs::create_directories(dir.path / "step-000004");  // no manifest: not ours, never removed
-  fs::create_directories(dir.path / partial_name(11, "r"));
-  EXPECT_EQ(last_step(dir.path.string()), 11);
-  const auto committed = committed_steps(dir.path.string());
-  ASSERT_EQ(committed.size(), 4U);
-  EXPECT_EQ(fs::path(committed.back()).filename(), "step-000010");
-  const auto gone = steps_to_remove(committed, 2);
-  ASSERT_EQ(gone.size(), 2U);
-  EXPECT_EQ(fs::path(gone[0]).filename(), "step-000001");
-  EXPECT_EQ(fs::path(gone[1]).filename(), "step-000002");
-  EXPECT_TRUE(steps_to_remove(committed, 0).empty());
 }
 
 TEST(TargetFacts, FilesAndMissingDirectoriesAreRefused) {
