@@ -12,6 +12,12 @@ namespace {
 
 std::uint64_t round_up(std::uint64_t bytes, std::uint64_t to) { return (bytes + to - 1) / to * to; }
 
+// Whether `shard` bytes on each of `ranks` ranks stay within kMaxCheckpointBytes (so every product
+// of a shard with a rank or writer count, and the free-space figure with its margin, fits).
+bool fits(std::uint64_t shard, int ranks) {
+  return ranks > 0 && shard <= kMaxCheckpointBytes / static_cast<std::uint64_t>(ranks);
+}
+
 }  // namespace
 
 int ShardPlan::writer_index(int rank) const {
@@ -28,6 +34,10 @@ int ShardPlan::writer_index(int rank) const {
 ShardPlan plan_from_shard_bytes(std::uint64_t shard_bytes, int ranks) {
   if (shard_bytes == 0 || shard_bytes % kShardAlignBytes != 0) {
     throw UsageError(fmt::format("--shard-bytes: {} is not a positive multiple of 4 KiB (4096 bytes)", shard_bytes));
+  }
+  if (!fits(shard_bytes, ranks)) {
+    throw UsageError(fmt::format(
+        "--shard-bytes: {} bytes x {} ranks is above the largest checkpoint, 2^62 bytes (4 EiB)", shard_bytes, ranks));
   }
   ShardPlan plan;
   plan.ranks = ranks;
@@ -52,6 +62,12 @@ ShardPlan plan_from_workload(const model::Workload& w) {
   plan.every_rank_writes = sharded;
   plan.writers = sharded ? w.ranks : w.tp * w.pp;
   plan.shard_bytes = round_up((plan.model_bytes + plan.writers - 1) / plan.writers, kShardAlignBytes);
+  if (!fits(plan.shard_bytes, w.ranks)) {
+    throw UsageError(
+        fmt::format("--workload {}: a shard of {} bytes x {} ranks (parallel.ranks) is above the largest "
+                    "checkpoint, 2^62 bytes (4 EiB)",
+                    w.source, plan.shard_bytes, w.ranks));
+  }
   plan.rule = sharded ? fmt::format("{}: every rank writes 1/{} of the checkpoint", model::name(w.sharding), w.ranks)
                       : fmt::format("one data-parallel replica writes: tp {} x pp {} = {} ranks of {} (dp {})", w.tp,
                                     w.pp, plan.writers, w.ranks, w.dp);

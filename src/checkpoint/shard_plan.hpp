@@ -14,6 +14,10 @@ namespace ccbench::checkpoint {
 
 // Every shard is a whole number of these (O_DIRECT needs block-aligned lengths and offsets).
 inline constexpr std::uint64_t kShardAlignBytes = 4096;
+// The most bytes a checkpoint plan holds, counted as shard x launched ranks: 2^62 (4 EiB). Below
+// int64's 2^63 - 1 (file offsets, result files) with room for the free-space check's margin, so no
+// product of a shard with ranks or writers wraps (2^63 x 2 ranks wrapped to 0 and passed that check).
+inline constexpr std::uint64_t kMaxCheckpointBytes = 1ULL << 62;
 
 struct ShardPlan {
   std::uint64_t model_bytes = 0;  // parameters x bytes per parameter (= shard x writers for --shard-bytes)
@@ -32,12 +36,14 @@ struct ShardPlan {
 };
 
 // --shard-bytes: every one of `ranks` ranks writes `shard_bytes` (a multiple of 4 KiB, checked by the
-// caller). Throws UsageError naming --shard-bytes when it is not.
+// caller). Throws UsageError naming --shard-bytes when it is not, or when shard x ranks is above
+// kMaxCheckpointBytes.
 ShardPlan plan_from_shard_bytes(std::uint64_t shard_bytes, int ranks);
 
 // --workload: the checkpoint of `w` (parameters x w.checkpoint_bytes_per_parameter). ZeRO-3 / FSDP:
 // every rank writes 1/ranks; otherwise (DDP, ZeRO-1/2, TP x PP with DP replicas) one data-parallel
 // replica writes, tp x pp ranks of 1/(tp x pp) each, as MLPerf Storage's checkpointing does.
+// Throws UsageError naming the file when a shard x ranks is above kMaxCheckpointBytes.
 ShardPlan plan_from_workload(const model::Workload& w);
 
 }  // namespace ccbench::checkpoint

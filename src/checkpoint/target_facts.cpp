@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/run_program.hpp"
+
 namespace ccbench::checkpoint {
 namespace {
 
@@ -87,21 +89,17 @@ json block_queue(const std::string& dir) {
   return q;
 }
 
-// `lfs getstripe -d DIR` when lfs is on PATH (Lustre, FSx); null otherwise.
-json lustre_striping(const std::string& dir, const std::string& fstype) {
-  if (fstype != "lustre") return nullptr;
-  const std::string cmd = fmt::format("lfs getstripe -d '{}' 2>&1", dir);
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return nullptr;
-  std::string out;
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int rc = ::pclose(p);
-  if (rc != 0) return json{{"error", out}};
-  return out;
-}
-
 }  // namespace
+
+// `lfs getstripe -d DIR` when lfs is on PATH (Lustre, FSx); null otherwise. By argv: the target's
+// path is the user's and may hold quotes or `$(...)`; 5 s at most (a hung mount must not hang the run).
+json lustre_striping(const std::string& dir) {
+  if (!program_on_path("lfs")) return nullptr;
+  const ProgramRun lfs = run_program({"lfs", "getstripe", "-d", dir}, {std::chrono::seconds(5), true});
+  if (lfs.timed_out) return json{{"error", "lfs getstripe did not answer within 5 s"}};
+  if (!lfs.ok()) return json{{"error", lfs.started ? lfs.output : lfs.error}};
+  return lfs.output;
+}
 
 std::string filesystem_type(const std::string& dir) {
   struct statfs sf {};
@@ -188,7 +186,7 @@ json describe_target(const std::string& dir) {
                                         {"super_options", m.super_options},
                                         {"device", m.dev}};
   out["block_device"] = block_queue(dir);
-  out["lustre_stripe"] = lustre_striping(dir, type);
+  out["lustre_stripe"] = type == "lustre" ? lustre_striping(dir) : json(nullptr);
   const TargetCheck c = check_target(dir);
   out["free_bytes"] = c.free_bytes;
   return out;

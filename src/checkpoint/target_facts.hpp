@@ -24,6 +24,10 @@ nlohmann::json describe_target(const std::string& dir);
 // The filesystem's name from statfs's f_type ("ext4", "xfs", "tmpfs", "lustre", "0x...").
 std::string filesystem_type(const std::string& dir);
 
+// `lfs getstripe -d DIR` (run by argv, no shell; at most 5 s): its output, {"error": ...} when it
+// failed, null when lfs is not on PATH.
+nlohmann::json lustre_striping(const std::string& dir);
+
 // MemTotal of this host in bytes (0 when unknown).
 std::uint64_t host_memory_bytes();
 

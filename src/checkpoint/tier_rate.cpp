@@ -157,30 +157,75 @@ TierSpec parse_tier(const std::string& text, const std::string& flag) {
   return t;
 }
 
+namespace {
+
+// The file's node count: a whole number 1..2^24 (ranks are at most 2^24, model/workload.cpp).
+int file_nodes(const ResultFile& f) {
+  if (!f.system.is_object() || !f.system.contains("nodes"))
+    throw ParseError(fmt::format("{}: system.nodes: missing (not a ccbench checkpoint file?)", f.source));
+  const auto& n = f.system["nodes"];
+  constexpr std::int64_t kMaxNodes = 1 << 24;
+  if (!n.is_number_integer() || (n.is_number_unsigned() && n.get<std::uint64_t>() > kMaxNodes) ||
+      n.get<std::int64_t>() < 1 || n.get<std::int64_t>() > kMaxNodes)
+    throw ParseError(fmt::format("{}: system.nodes: {} is not a node count (a whole number 1 to {})", f.source,
+                                 n.dump(), kMaxNodes));
+  return static_cast<int>(n.get<std::int64_t>());
+}
+
+// The row's rate from what it measured, bytes over its time (GB/s); its busbw_gbps must say the
+// same (a checkpoint row's bus factor is 1): a file whose rate was edited is refused, not priced.
+double row_gbps(const ResultFile& f, std::size_t index, const ResultRow& row) {
+  const double us = row.time_us.median;
+  const std::string where = fmt::format("{}: results[{}] ({} trial {})", f.source, index, row.op, row.trial);
+  if (!(us > 0) || row.bytes == 0)
+    throw ParseError(fmt::format("{}: bytes and time_us.median must be above 0 to give a rate", where));
+  const double gbps = static_cast<double>(row.bytes) / (us * 1e3);
+  if (!(std::abs(row.busbw_gbps - gbps) <= 1e-3 * gbps))
+    throw ParseError(
+        fmt::format("{}: busbw_gbps {:.6g} contradicts bytes / time_us.median = {:.6g} GB/s (a "
+                    "checkpoint row's busbw is its bytes over its time; was the file edited?)",
+                    where, row.busbw_gbps, gbps));
+  return gbps;
+}
+
+}  // namespace
+
 MeasuredRate measured_rate(const std::vector<ResultFile>& files) {
   std::vector<double> write, read, blocking;
   std::string nodes_seen;
+  MeasuredRate m;
   for (const auto& f : files) {
-    const auto nodes = f.system.is_object() && f.system.contains("nodes") && f.system["nodes"].is_number_integer()
-                           ? f.system["nodes"].get<int>()
-                           : 0;
-    if (nodes < 1)
-      throw ParseError(fmt::format("{}: system.nodes: missing (not a ccbench checkpoint file?)", f.source));
-    for (const auto& row : f.results) {
-      if (row.busbw_gbps <= 0) continue;
-      if (row.op == "checkpoint_write") write.push_back(row.busbw_gbps / nodes);
+    const int nodes = file_nodes(f);
+    std::size_t flagged = 0;
+    std::string first_flag;
+    for (std::size_t i = 0; i < f.results.size(); ++i) {
+      const ResultRow& row = f.results[i];
+      if (row.op != "checkpoint_write" && row.op != "checkpoint_read") continue;
+      // A --no-fsync write is not durable: its rate is the page cache's, not the tier's (compare
+      // refuses such rows against durable ones; priced, it would claim a time to durable).
+      const auto durable = row.extra.find("durable");
+      if (row.op == "checkpoint_write" && durable != row.extra.end() && durable->is_boolean() && !durable->get<bool>())
+        throw ParseError(
+            fmt::format("{}: results[{}] (checkpoint_write trial {}): durable is false (written with "
+                        "--no-fsync): not a time to durable; measure the tier with fsync",
+                        f.source, i, row.trial));
+      const auto p = row.extra.find("plausibility");
+      if (p != row.extra.end() && p->is_string() && flagged++ == 0)
+        first_flag = fmt::format("{} trial {}: {}", row.op, row.trial, p->get<std::string>());
+      const double gbps = row_gbps(f, i, row) / nodes;
+      if (row.op == "checkpoint_write") write.push_back(gbps);
+      if (row.op == "checkpoint_read") read.push_back(gbps);
       const auto b = row.extra.find("blocking_us");
       if (row.op == "checkpoint_write" && b != row.extra.end() && b->is_number() && b->get<double>() > 0)
         blocking.push_back(static_cast<double>(row.bytes) / (b->get<double>() * 1e3) / nodes);
-      if (row.op == "checkpoint_read") read.push_back(row.busbw_gbps / nodes);
     }
+    if (flagged > 0) m.warnings.push_back(fmt::format("{}: {} row(s) flagged, e.g. {}", f.source, flagged, first_flag));
     nodes_seen += fmt::format("{}{} nodes ({})", nodes_seen.empty() ? "" : ", ", nodes, f.source);
   }
   if (write.empty()) {
     throw ParseError(fmt::format("{}: no checkpoint_write row (a result file of `ccbench checkpoint`)",
                                  files.empty() ? std::string("measured") : files.front().source));
   }
-  MeasuredRate m;
   m.write_per_node = per_trial(write);
   if (!read.empty()) m.read_per_node = per_trial(read);
   if (!blocking.empty()) m.blocking_per_node = per_trial(blocking);
@@ -201,6 +246,7 @@ TierRates tier_rates(const TierQuery& q) {
     std::vector<ResultFile> files;
     for (const auto& f : q.tier.measured_files) files.push_back(load_result_file(f));
     measured = measured_rate(files);
+    out.warnings = measured->warnings;
     out.write = scaled(measured->write_per_node, nodes);
     out.limited_by = fmt::format("measured: {:.3g} GB/s a node x {} nodes ({})", measured->write_per_node.value_gbps,
                                  q.writer_nodes, measured->source);

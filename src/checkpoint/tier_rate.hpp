@@ -49,7 +49,8 @@ struct TierSpec {
 TierSpec parse_tier(const std::string& text, const std::string& flag);
 
 // Per-node rates of `ccbench checkpoint` result files: each trial's aggregate GB/s (rows
-// checkpoint_write / checkpoint_read) over the file's node count; value = median, band = min..max.
+// checkpoint_write / checkpoint_read: bytes over time_us.median, which busbw_gbps must agree with)
+// over the file's node count; value = median, band = min..max.
 struct MeasuredRate {
   Rate write_per_node;
   std::optional<Rate> read_per_node;
@@ -57,9 +58,12 @@ struct MeasuredRate {
   // is then the rate to durable on the target.
   std::optional<Rate> blocking_per_node;
   int trials = 0;
-  std::string source;  // "2 trials on 2 nodes (FILE)"
+  std::string source;                 // "2 trials on 2 nodes (FILE)"
+  std::vector<std::string> warnings;  // rows flagged "not durable?" (plausibility), one line a file
 };
-// Throws ParseError naming the file when it holds no checkpoint_write row.
+// Throws ParseError naming the file (and the row and field) when it holds no checkpoint_write row, a
+// write row that is not durable (--no-fsync), a row whose busbw_gbps contradicts its bytes and time,
+// or a system.nodes that is not 1..2^24.
 MeasuredRate measured_rate(const std::vector<ResultFile>& files);
 
 struct TierQuery {
@@ -77,9 +81,10 @@ struct TierRates {
   // Measured tiered runs: the local tier's rate at the writing nodes (each node its own local
   // tier: not capped by the target's spec). Absent: training is blocked until durable.
   std::optional<Rate> blocking;
-  double capacity_tib = 0;  // FSx: given or sized; 0 otherwise
-  std::string limited_by;   // what bounds the write's value
-  std::string read_from;    // where the restart's read rate comes from
+  double capacity_tib = 0;            // FSx: given or sized; 0 otherwise
+  std::string limited_by;             // what bounds the write's value
+  std::string read_from;              // where the restart's read rate comes from
+  std::vector<std::string> warnings;  // measured files: MeasuredRate::warnings
 };
 // Throws UsageError naming --write-within when an FSx tier has no capacity and no target.
 TierRates tier_rates(const TierQuery& q);

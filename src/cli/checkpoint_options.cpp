@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "cli/number_flags.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
@@ -15,12 +16,7 @@ namespace ccbench::cli {
 namespace {
 
 std::uint64_t size_flag(const char* flag, const std::string& text) {
-  std::uint64_t v = 0;
-  try {
-    v = parse_bytes(text);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
+  const std::uint64_t v = byte_flag(flag, text);
   if (v == 0 || v % 4096 != 0)
     throw UsageError(fmt::format("{}: {} is not a positive multiple of 4K (4096 bytes)", flag, text));
   return v;
@@ -34,11 +30,7 @@ double positive_flag(const char* flag, const std::string& text) {
 
 // S3's multipart limits (5 MiB to 5 GiB a part, 10,000 parts) and what an object target cannot do.
 void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
-  try {
-    opt.remote.part_bytes = parse_bytes(part_size);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("--part-size: {}", e.what()));
-  }
+  opt.remote.part_bytes = byte_flag("--part-size", part_size);
   if (opt.remote.part_bytes < (5ULL << 20) || opt.remote.part_bytes > (5ULL << 30))
     throw UsageError(fmt::format(
         "--part-size: {} is outside S3's part sizes (5M to 5G; every part but the last is at least 5 MiB)", part_size));

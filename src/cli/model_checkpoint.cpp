@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ namespace ccbench::cli {
 namespace {
 
 using nlohmann::json;
+
+// Upper bounds of the number flags: far beyond any real job (114,000 years, 31 years, 1 PB/s a node)
+// and far enough below DBL_MAX that the formulas stay finite.
+constexpr double kMaxHours = 1e9;
+constexpr double kMaxSeconds = 1e9;
+constexpr double kMaxGbps = 1e6;
 
 struct Inputs {
   model::Workload workload;
@@ -141,13 +148,20 @@ json band_fields(json j, const std::string& name, const Band& b) {
   return j;
 }
 
+// Only an FSx tier has a capacity to provision; an S3 or measured tier has none (not 0 TiB).
+std::string capacity_text(const Config& c) {
+  return c.rates.capacity_tib > 0 ? fmt::format("{:.4g} TiB", c.rates.capacity_tib) : "none (not an FSx tier)";
+}
+
+json capacity_json(const Config& c) { return c.rates.capacity_tib > 0 ? json(c.rates.capacity_tib) : json(nullptr); }
+
 json to_json(const Config& c) {
   json j = {{"config", c.text},
             {"profile", c.profile},
             {"tier", c.tier},
             {"checkpoint_bytes", c.checkpoint_bytes},
             {"writer_nodes", c.writer_nodes},
-            {"capacity_tib", c.rates.capacity_tib > 0 ? json(c.rates.capacity_tib) : json(nullptr)},
+            {"capacity_tib", capacity_json(c)},
             {"write_gbps", c.rates.write.value_gbps},
             {"write_lo_gbps", c.rates.write.lo_gbps},
             {"write_hi_gbps", c.rates.write.hi_gbps},
@@ -155,7 +169,8 @@ json to_json(const Config& c) {
             {"blocking_gbps", c.rates.blocking ? json(c.rates.blocking->value_gbps) : json(nullptr)},
             {"read_gbps", c.rates.read.value_gbps},
             {"read_from", c.rates.read_from},
-            {"job_mtbf_s", c.job_mtbf_s}};
+            {"job_mtbf_s", c.job_mtbf_s},
+            {"warnings", c.rates.warnings}};
   j = band_fields(j, "blocking", c.blocking_s);
   j = band_fields(j, "time_to_durable", c.durable_s);
   j = band_fields(j, "restart", c.restart_s);
@@ -213,10 +228,10 @@ void print_text(const Inputs& in, const std::vector<Config>& configs) {
     const auto& b = configs[1];
     std::printf(
         "\ndelta (second - first): goodput %+.2f points [%+.2f, %+.2f], blocking %+.3g s, time to durable "
-        "%+.3g s, capacity %.4g -> %.4g TiB\n",
+        "%+.3g s, capacity %s -> %s\n",
         100 * (b.goodput.value - a.goodput.value), 100 * (b.goodput.lo - a.goodput.hi),
         100 * (b.goodput.hi - a.goodput.lo), b.blocking_s.value - a.blocking_s.value,
-        b.durable_s.value - a.durable_s.value, a.rates.capacity_tib, b.rates.capacity_tib);
+        b.durable_s.value - a.durable_s.value, capacity_text(a).c_str(), capacity_text(b).c_str());
   }
 }
 
@@ -226,7 +241,7 @@ json delta_json(const Config& a, const Config& b) {
           {"goodput_hi", b.goodput.hi - a.goodput.lo},
           {"blocking_s", b.blocking_s.value - a.blocking_s.value},
           {"time_to_durable_s", b.durable_s.value - a.durable_s.value},
-          {"capacity_tib", {a.rates.capacity_tib, b.rates.capacity_tib}}};
+          {"capacity_tib", {capacity_json(a), capacity_json(b)}}};
 }
 
 int checkpoint_main(int argc, char** argv) {
@@ -244,7 +259,7 @@ int checkpoint_main(int argc, char** argv) {
   app.add_option("--node-mtbf-hours", in.node_mtbf_hours,
                  "mean time between unexpected interruptions of one node, hours (Llama 3: about 6300)")
       ->required()
-      ->check(finite_number() & CLI::PositiveNumber);
+      ->check(number_in(0, kMaxHours, false));
   app.add_option("--config", config_texts,
                  "PROFILE@TIER, once or twice (the second gives the delta); TIER: fsx:PERSISTENT_2-250[:TIB], "
                  "s3[:PREFIXES], measured:FILE[,fsx:...]")
@@ -252,30 +267,38 @@ int checkpoint_main(int argc, char** argv) {
       ->expected(1, 2);
   app.add_option("--write-within", in.write_within_s,
                  "seconds: sizes an FSx tier given no capacity so one checkpoint writes within this at baseline")
-      ->check(finite_number() & CLI::PositiveNumber);
+      ->check(number_in(0, kMaxSeconds, false));
   app.add_option("--keep", in.keep, "checkpoints the file system holds (its capacity covers them; default 2)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--restart-s", in.restart_s,
                  "seconds a restart takes besides reading the checkpoint (rescheduling, start-up; default 0)")
-      ->check(finite_number() & CLI::NonNegativeNumber);
+      ->check(number_in(0, kMaxSeconds));
   app.add_option("--async-gbps-per-node", in.async_gbps_per_node,
                  "GB/s a node copies its shards off the GPUs: training blocks for that copy only, the write "
                  "follows (async checkpointing); default: blocked until durable")
-      ->check(finite_number() & CLI::PositiveNumber);
+      ->check(number_in(0, kMaxGbps, false));
   app.add_option("--part-size", part, "S3 part size (default 64M)");
   app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
   return run_reporting_errors("ccbench model checkpoint", [&] {
     if (!parse_flags_or_help(app, argc, argv, true)) return exit_code::ok;
-    try {
-      in.part_bytes = parse_bytes(part);
-    } catch (const UsageError& e) {
-      throw UsageError(fmt::format("--part-size: {}", e.what()));
-    }
+    in.part_bytes = byte_flag("--part-size", part);
     if (in.part_bytes < (5ULL << 20) || in.part_bytes > (5ULL << 30))
       throw UsageError(fmt::format("--part-size: {} is outside S3's 5M..5G", part));
     in.workload = model::load_workload(workload_file);
     std::vector<Config> configs;
-    for (const auto& t : config_texts) configs.push_back(price(in, t));
+    for (const auto& t : config_texts) {
+      try {
+        configs.push_back(price(in, t));
+      } catch (const std::invalid_argument& e) {
+        // The formulas refuse what they cannot compute (a job that never finishes a segment, a
+        // checkpoint time of 0): the message names the inputs that made it so.
+        throw UsageError(fmt::format(
+            "--config {}: {} (--node-mtbf-hours {:g} over --nodes {}: a job MTBF of {:.4g} s; --restart-s {:g})", t,
+            e.what(), in.node_mtbf_hours, in.nodes, in.node_mtbf_hours * 3600.0 / in.nodes, in.restart_s));
+      }
+      for (const auto& w : configs.back().rates.warnings)
+        std::fprintf(stderr, "ccbench model checkpoint: warning: --config %s: %s\n", t.c_str(), w.c_str());
+    }
     if (format == "json") {
       json doc = {{"workload", in.workload.name},
                   {"nodes", in.nodes},

@@ -66,6 +66,11 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   const Matched m = match_sides(baseline, candidate, scope);
   c.only_in_baseline = m.only_in_baseline;
   c.only_in_candidate = m.only_in_candidate;
+  if (m.time_only_left_out > 0)
+    c.warnings.push_back(
+        fmt::format("left out {} checkpoint_commit row(s): a commit carries a time, not a bandwidth "
+                    "(--ops checkpoint_commit compares them alone)",
+                    m.time_only_left_out));
   const MetadataReport meta =
       check_metadata(baseline, candidate, scope, o.allow_mismatch, o.claim ? &*o.claim : nullptr);
   c.differences = meta.differences;

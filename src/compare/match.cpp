@@ -7,12 +7,27 @@
 
 namespace ccbench::compare {
 
+bool time_only_op(const std::string& op) { return op == "checkpoint_commit"; }
+
 bool Scope::contains(const std::string& op, std::uint64_t bytes) const {
   if (bytes < min_bytes || bytes > max_bytes) return false;
-  return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
+  if (ops.empty()) return !time_only_op(op);
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 namespace {
+
+// Rows in the byte range that the default scope left out because they carry a time only.
+std::size_t time_only_rows(const Side& side, const Scope& scope) {
+  if (!scope.ops.empty()) return 0;
+  std::size_t n = 0;
+  for (const auto& f : side.files) {
+    for (const auto& row : f.results) {
+      n += time_only_op(row.op) && row.bytes >= scope.min_bytes && row.bytes <= scope.max_bytes ? 1 : 0;
+    }
+  }
+  return n;
+}
 
 struct Accumulated {
   std::map<int, std::vector<double>> trials;  // dense trial id -> samples
@@ -67,6 +82,7 @@ Matched match_sides(const Side& baseline, const Side& candidate, const Scope& sc
   Matched m;
   auto base = accumulate(baseline, scope, m.baseline_trials);
   auto cand = accumulate(candidate, scope, m.candidate_trials);
+  m.time_only_left_out = time_only_rows(baseline, scope) + time_only_rows(candidate, scope);
   for (auto& [key, acc] : base) {
     auto it = cand.find(key);
     if (it == cand.end()) {

@@ -40,6 +40,10 @@ std::uint64_t parse_bytes(std::string_view text) {
   }
   std::uint64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // Digits beyond 2^64 - 1 are a size too large, not a malformed one.
+  if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size()) {
+    throw UsageError("size '" + original + "' is too large");
+  }
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
     throw UsageError("invalid size '" + original + "' (expected a byte count such as 8, 64K, 1M or 4G)");
   }

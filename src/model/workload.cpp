@@ -152,14 +152,21 @@ class Reader {
     const std::string text = scalar(n, key);
     std::size_t used = 0;
     long long v = 0;
+    bool too_large = false;
     try {
       v = std::stoll(text, &used);
+    } catch (const std::out_of_range&) {
+      // Digits beyond long long: a whole number too large, not a malformed one.
+      too_large =
+          std::all_of(text.begin(), text.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+      used = too_large ? text.size() : 0;
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != text.size() || v < min || v > (1LL << 30)) {
+    if (used == 0 || used != text.size() || (!too_large && v < min)) {
       fail(n, fmt::format("{}: '{}' is not an integer >= {}", key, text, min));
     }
+    if (too_large || v > (1LL << 30)) fail(n, fmt::format("{}: {} is above 2^30 (1073741824)", key, text));
     return static_cast<int>(v);
   }
 

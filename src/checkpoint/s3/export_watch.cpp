@@ -3,27 +3,23 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/run_program.hpp"
 
 namespace ccbench::checkpoint::s3 {
 
 HsmCheck lfs_hsm_check() {
   // Untested here (no Lustre): `lfs hsm_state FILE` prints "FILE: (0x0000000d) released exists
-  // archived, archive_id:1"; dirty means changed since the archive copy.
-  if (std::system("command -v lfs >/dev/null 2>&1") != 0) return [](const std::string&) { return std::nullopt; };
+  // archived, archive_id:1"; dirty means changed since the archive copy. Run by argv (the path is
+  // the user's and may hold any character), 5 s at most a call.
+  if (!program_on_path("lfs")) return [](const std::string&) { return std::nullopt; };
   return [](const std::string& path) -> std::optional<bool> {
-    const std::string cmd = fmt::format("lfs hsm_state '{}' 2>/dev/null", path);
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return std::nullopt;
-    char line[512] = {};
-    const bool got = std::fgets(line, sizeof line, p) != nullptr;
-    if (::pclose(p) != 0 || !got) return std::nullopt;
-    const std::string s(line);
-    return s.find("archived") != std::string::npos && s.find("dirty") == std::string::npos;
+    const ProgramRun lfs = run_program({"lfs", "hsm_state", path}, {std::chrono::seconds(5)});
+    if (!lfs.ok() || lfs.output.empty()) return std::nullopt;
+    const std::string line = lfs.output.substr(0, lfs.output.find('\n'));
+    return line.find("archived") != std::string::npos && line.find("dirty") == std::string::npos;
   };
 }
 

@@ -95,5 +95,30 @@ TEST(ShardPlan, ShardBytesMustBeAligned) {
   EXPECT_EQ(p.writers, 3);
 }
 
+// Issue 27 item 4: shard x ranks at most 2^62, so no product with a rank count wraps (2^63 x 2 was 0).
+TEST(ShardPlan, ShardTimesRanksMustFit) {
+  EXPECT_EQ(plan_from_shard_bytes(kMaxCheckpointBytes / 2, 2).bytes(), kMaxCheckpointBytes);
+  EXPECT_THROW(plan_from_shard_bytes(kMaxCheckpointBytes / 2 + 4096, 2), UsageError);
+  EXPECT_THROW(plan_from_shard_bytes(1ULL << 63, 2), UsageError);
+  EXPECT_THROW(plan_from_shard_bytes(18446744073709547520ULL, 1), UsageError);
+  // DDP on 8 ranks: one writer holds all 1e15 x 1024 bytes, and 8 x that is above 2^62.
+  model::Workload w;
+  w.source = "w.yaml";
+  w.parameters = 1e15;
+  w.checkpoint_bytes_per_parameter = 1024;
+  w.ranks = 8;
+  w.ranks_per_node = 8;
+  w.dp = 8;
+  try {
+    (void)plan_from_workload(w);
+    FAIL() << "a plan above 2^62 was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--workload w.yaml: a shard of ", 0), 0u) << e.what();
+  }
+  w.dp = 1;
+  w.ranks = 1;
+  EXPECT_EQ(plan_from_workload(w).bytes(), 1024000000000000000ULL);
+}
+
 }  // namespace
 }  // namespace ccbench::checkpoint

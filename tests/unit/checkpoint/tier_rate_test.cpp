@@ -103,6 +103,8 @@ TEST(TierRate, MeasuredPerNodeFromTrials) {
   for (double g : {1.0, 2.0, 4.0}) {
     ccbench::ResultRow row;
     row.op = "checkpoint_write";
+    row.bytes = 1000000000;
+    row.time_us.median = 1e6 / g;  // the rate is recomputed from bytes and time, and busbw must agree
     row.busbw_gbps = g;
     f.results.push_back(row);
   }
@@ -114,6 +116,31 @@ TEST(TierRate, MeasuredPerNodeFromTrials) {
   EXPECT_EQ(m.trials, 3);
   f.results.clear();
   EXPECT_THROW((void)measured_rate({f}), ccbench::ParseError);
+}
+
+// Issue 27 item 12: a file is refused when it contradicts itself or is not a durable measurement.
+TEST(TierRate, MeasuredRefusesEditedNotDurableAndBadNodes) {
+  ccbench::ResultFile f;
+  f.source = "m.json";
+  f.system = {{"nodes", 1}};
+  ccbench::ResultRow row;
+  row.op = "checkpoint_write";
+  row.bytes = 1000000000;
+  row.time_us.median = 1e6;
+  row.busbw_gbps = 1.0;
+  f.results = {row};
+  EXPECT_DOUBLE_EQ(measured_rate({f}).write_per_node.value_gbps, 1.0);
+  f.results[0].busbw_gbps = 100.0;  // edited x100
+  EXPECT_THROW((void)measured_rate({f}), ccbench::ParseError);
+  f.results[0].busbw_gbps = 1.0;
+  f.results[0].extra["durable"] = false;  // --no-fsync
+  EXPECT_THROW((void)measured_rate({f}), ccbench::ParseError);
+  f.results[0].extra.erase("durable");
+  f.system = {{"nodes", 2147483648LL}};
+  EXPECT_THROW((void)measured_rate({f}), ccbench::ParseError);
+  f.results[0].extra["plausibility"] = "not durable? above the tier";
+  f.system = {{"nodes", 1}};
+  EXPECT_EQ(measured_rate({f}).warnings.size(), 1u);
 }
 
 }  // namespace

@@ -29,6 +29,18 @@ TEST(ParseBytes, RejectsGarbageWithTheText) {
   EXPECT_THROW(parse_bytes("99999999999999999999G"), UsageError);
 }
 
+TEST(ParseBytes, DigitsBeyond64BitsAreTooLargeNotInvalid) {
+  EXPECT_EQ(parse_bytes("18446744073709551615"), 18446744073709551615ULL);
+  for (const char* big : {"18446744073709551616", "99999999999999999999G", "16777216T"}) {
+    try {
+      parse_bytes(big);
+      FAIL() << "accepted '" << big << "'";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("size '") + big + "' is too large");
+    }
+  }
+}
+
 TEST(FormatBytes, ShortestExactSuffix) {
   EXPECT_EQ(format_bytes(8), "8");
   EXPECT_EQ(format_bytes(1024), "1K");
