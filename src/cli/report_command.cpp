@@ -166,8 +166,15 @@ int report_main(int argc, char** argv) {
     if (!baseline.empty()) {
       input.files = load_all({baseline});
       input.baseline_files = input.files.size();
+      input.input_names.push_back(baseline);
+      input.input_files.push_back(input.files.size());
     }
-    for (auto& f : load_all(inputs)) input.files.push_back(std::move(f));
+    for (const auto& name : inputs) {
+      const std::size_t before = input.files.size();
+      for (auto& f : load_all({name})) input.files.push_back(std::move(f));
+      input.input_names.push_back(name);
+      input.input_files.push_back(input.files.size() - before);
+    }
     if (!claim.empty() && baseline.empty()) throw UsageError("--claim " + claim + ": needs --baseline");
     if (!baseline.empty()) input.verdict = overlay_verdict({baseline}, inputs, claim);
     input.generated_at = utc_timestamp_now();

@@ -1,17 +1,30 @@
 #!/usr/bin/python3
-"""Issue 27 item 17 (--out): every command that writes a file creates its missing folders as
-`run -J` does (one line each, "ccbench: FLAG: created the folder X"), refuses one directly under /
-(exit 2, nothing created) and one it cannot make (a file in the way: exit 2, the file untouched),
-one line naming the flag and the path: import, report, compare, model fit, model plan, info.
+"""Issue 27 items 17 (--out) and 19: what a new user's commands write and print.
 
-Environment: CCBENCH (the binary), CCBENCH_SOURCE (the checkout).
+- 17: every command that writes a file creates its missing folders as `run -J` does (one line
+  each, "ccbench: FLAG: created the folder X"), refuses one directly under / (exit 2, nothing
+  created) and one it cannot make (a file in the way: exit 2, the file untouched), one line naming
+  the flag and the path: import, report, compare, model fit, model plan, info.
+- 19: scripts/run.sh prints progress only to a terminal, there as one line rewritten in place, and
+  records the sweep's config relative to the checkout; compare says "trials in 1 launch each" for
+  `run --trials 5` launches (they are not 5 launches); the HTML report draws a folder of launches
+  as one curve per side (2 colours for 6 + 6 files, not 12 in repeated colours) and the claim as
+  a sentence; a failing congestion gate (and any ccbench exit code) through scripts/mpirun.sh
+  prints no Open MPI abort boxes, while the launcher's other notices stay. (The time left weighed
+  by bytes: tests/unit/report/progress_line_test.cpp.)
+
+Environment: CCBENCH (the binary), CCBENCH_SOURCE (the checkout). Real mpirun, 2 and 4 ranks.
 """
+import html
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -122,6 +135,192 @@ class OutputFolders(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertEqual(p.stderr.splitlines()[-1],
                                  f"ccbench {name}: {flag} {self.tmp}: is a folder, expected a file path")
+
+
+class Launches(unittest.TestCase):
+    """Item 19: compare's count of launches, and the HTML report of folders of launches."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp(prefix="ccbench-launches-"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_trials_of_one_launch_are_not_called_launches(self):
+        files = []
+        for side in ("a", "b"):
+            out = self.tmp / f"{side}.json"
+            p = run(MPIRUN + ["-np", "2", CCBENCH, "run", *QUICK, "--trials", "5", "-J", out], timeout=180)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            files.append(out)
+        p = ccbench("compare", *files)
+        self.assertIn(p.returncode, (0, 1, 4), p.stderr)  # no claim: the verdict does not matter here
+        self.assertIn("CIs: t intervals on trials (5 vs 5 trials in 1 launch each)", p.stdout)
+        self.assertNotIn("5 vs 5 launches", p.stdout)
+
+    def test_a_folder_of_launches_is_one_curve_per_side(self):
+        data = self.tmp / "sides"
+        p = run(["/usr/bin/python3", SOURCE / "tests" / "unit" / "compare" / "readme_session.py", data])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        base, cand = data / "p5en", data / "p6-b200"
+        self.assertEqual(len(list(base.glob("*.json"))), 6)
+        page = self.tmp / "sides.html"
+        p = ccbench("report", "--baseline", base, cand, "--claim", SOURCE / "configs" / "claims" / "efa-v4-vs-v3.yaml",
+                    "--out", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        sources = [("page", page.read_text())]
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if browser:  # the DOM a real browser built from it must say the same
+            profile = self.tmp / "profile"
+            r = run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--host-resolver-rules=MAP * ~NOTFOUND",
+                     "--dump-dom", f"file://{page}"], timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr[-500:])
+            sources.append(("chromium DOM", r.stdout))
+        for where, text in sources:
+            with self.subTest(source=where):
+                op_charts = [c for c in charts_of(text) if ": bus bandwidth" in c["title"] or ": latency" in c["title"]]
+                self.assertEqual(len(op_charts), 6, [c["title"] for c in op_charts])  # 3 ops x 2 charts
+                for c in op_charts:
+                    self.assertEqual(len(c["series"]), 2, c)  # baseline and candidate, not 12 launches
+                    self.assertEqual(len(set(c["series"])), 2, c)  # a colour each
+                    self.assertEqual(c["bands"], 2, c)  # each side's spread over its launches
+                    self.assertEqual(sorted(c["legend"]), [f"{base} (6 launches)", f"{cand} (6 launches)"], c)
+                claim = claim_of(text)
+                self.assertTrue(claim.startswith('Claim: "P6e-GB200 and P6-B200 instances with EFAv4'), claim)
+                self.assertIn("ratio band [1.130, 1.230] (expected +18.0% ± 5.0%)", claim)
+                self.assertIn("baseline requires efa_generation v3; candidate requires efa_generation v4", claim)
+                for raw in ("{", '"efa_generation"', "expected_ratio:", "file:"):
+                    self.assertNotIn(raw, claim)
+
+
+def charts_of(page):
+    """Per <svg>: its title, the stroke colour of each series line, its bands and its legend texts."""
+    charts = []
+    for svg in re.findall(r"<svg\b.*?</svg>", page, re.S):
+        legend = re.search(r'<g class="legend">(.*?)</g>', svg, re.S)
+        charts.append({
+            "title": html.unescape(re.search(r'aria-label="([^"]*)"', svg).group(1)),
+            "series": [re.search(r'stroke="([^"]*)"', line).group(1)
+                       for line in re.findall(r"<polyline\b[^>]*>", svg) if 'class="series"' in line],
+            "bands": len([b for b in re.findall(r"<polygon\b[^>]*>", svg) if 'class="band"' in b]),
+            "legend": [html.unescape(t) for t in re.findall(r"<text\b[^>]*>([^<]*)</text>", legend.group(1))]
+            if legend else [],
+        })
+    return charts
+
+
+def claim_of(page):
+    found = re.search(r"<p>(Claim: .*?)</p>", page, re.S)
+    return html.unescape(found.group(1)) if found else ""
+
+
+class RunSh(unittest.TestCase):
+    """Item 19: scripts/run.sh, the README's first command, from the checkout (a small sweep)."""
+
+    SWEEP = ["--", "--ops", "allreduce", "-e", "1K", "--in-place", "no"]
+
+    def setUp(self):
+        # run.sh writes results/local/<stamp>.{json,jsonl,html} into the checkout: take them away
+        # again, whether the test passes or not.
+        local = SOURCE / "results" / "local"
+        before = set(local.iterdir()) if local.is_dir() else set()
+        self.addCleanup(lambda: [p.unlink() for p in (set(local.iterdir()) if local.is_dir() else set()) - before])
+
+    def run_sh(self, terminal):
+        e = env()
+        e.update(CCBENCH_SKIP_APT="1", BUILD_DIR=str(Path(CCBENCH).resolve().parent), TERM="xterm")
+        cmd = [str(SOURCE / "scripts" / "run.sh"), *self.SWEEP]
+        if not terminal:
+            p = subprocess.run(cmd, cwd=SOURCE, env=e, capture_output=True, text=True, timeout=600)
+            return p.returncode, p.stdout + p.stderr
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(cmd, cwd=SOURCE, env=e, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        os.close(slave)
+        chunks, deadline = [], time.monotonic() + 600
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        try:
+            rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            self.fail("scripts/run.sh on a terminal did not end within 600 s")
+        return rc, b"".join(chunks).decode(errors="replace")
+
+    def result_of(self, text):
+        found = re.search(r"^run: result file (results/local/\d{8}T\d{6}Z\.json) \(exit 0\)\r?$", text, re.M)
+        self.assertIsNotNone(found, text[-2000:])
+        return json.loads((SOURCE / found.group(1)).read_text())
+
+    def test_a_pipe_gets_the_table_alone_and_no_machine_path(self):
+        rc, text = self.run_sh(terminal=False)
+        self.assertEqual(rc, 0, text[-2000:])
+        progress = [line for line in text.splitlines() if PROGRESS.match(line)]
+        self.assertEqual(progress, [], "progress lines in a log")
+        self.assertRegex(text, r"\n +1024 +256 +float +sum")  # the table is there
+        result = self.result_of(text)
+        command = result["run"]["command"]
+        self.assertEqual(command[command.index("--config") + 1], "configs/sweeps/quick.yaml", command)
+        self.assertNotIn(str(SOURCE), json.dumps(result["run"]["command"]))
+        self.assertIn("run: mpirun -np 2 ccbench run --config configs/sweeps/quick.yaml -J results/local/", text)
+
+    def test_a_terminal_gets_one_progress_line_rewritten_in_place(self):
+        rc, text = self.run_sh(terminal=True)
+        self.assertEqual(rc, 0, text[-2000:])
+        self.assertIn("\r\x1b[K[1/8] allreduce 8 out-of-place: ", text)
+        self.assertIn("\r\x1b[K[8/8] allreduce 1K out-of-place: ", text)
+        # What stays on the screen: each line as drawn after its last "clear the line".
+        shown = [line.split("\r\x1b[K")[-1] for line in text.replace("\r\n", "\n").split("\n")]
+        self.assertEqual([line for line in shown if PROGRESS.match(line)], [], "a progress line left in the table")
+        self.assertTrue(any(re.match(r" +1024 +256 +float +sum", line) for line in shown), shown[-20:])
+        self.result_of(text)
+
+
+class LauncherWrapper(unittest.TestCase):
+    """Item 19: ccbench's exit codes through scripts/mpirun.sh, without Open MPI's abort boxes."""
+
+    def test_a_failing_congestion_gate_exits_quietly(self):
+        # One trial: the gate cannot decide (exit 4, deterministic); a gate above --max-impact
+        # (exit 1) leaves through the same path.
+        p = run([WRAPPER, "-np", "4", CCBENCH, "congestion", "--ranks-per-host", "2", "--measured-ranks", "0,1",
+                 "--congestors", "alltoall", "--bw-bytes", "4K", "--congestor-bytes", "64K", "--trials", "1",
+                 "-n", "5", "-w", "1", "--max-impact", "2"], timeout=240)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertIn("# gate --max-impact 2: undecidable", p.stdout)
+        for box in OPEN_MPI_EXIT_BOXES:
+            self.assertNotIn(box, p.stderr)
+        self.assertNotIn("-" * 60, p.stderr)
+
+    def test_a_usage_error_is_its_one_line(self):
+        top = f"/ccbench-output-nonexistent-{os.getpid()}"
+        p = run([WRAPPER, "-np", "2", CCBENCH, "run", *QUICK, "-J", f"{top}/d/x.json"], timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr, f"ccbench run: -J/--json {top}/d/x.json: folder {top} does not exist (missing "
+                                   "folders are created, but not directly under /)\n")
+
+    def test_the_launchers_other_notices_stay(self):
+        # Too few slots is mpirun's own failure: its box is all the user gets, so it is kept.
+        e = env()
+        del e["OMPI_MCA_rmaps_base_oversubscribe"]
+        p = subprocess.run([WRAPPER, "--host", "localhost:1", "-np", "2", "true"], capture_output=True, text=True,
+                           timeout=60, env=e)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("There are not enough slots available in the system", p.stderr)
 
 
 if __name__ == "__main__":
