@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 27 items 17 (--out) and 19: what a new user's commands write and print.
+"""Issue 27 items 17 (--out), 19 and 20: what a new user's commands write and print.
 
 - 17: every command that writes a file creates its missing folders as `run -J` does (one line
   each, "ccbench: FLAG: created the folder X"), refuses one directly under / (exit 2, nothing
@@ -12,6 +12,8 @@
   a sentence; a failing congestion gate (and any ccbench exit code) through scripts/mpirun.sh
   prints no Open MPI abort boxes, while the launcher's other notices stay. (The time left weighed
   by bytes: tests/unit/report/progress_line_test.cpp.)
+- 20: the README says near its top, and where GPU runs are introduced, that the NCCL backend has
+  not run on a GPU, with what was checked.
 
 Environment: CCBENCH (the binary), CCBENCH_SOURCE (the checkout). Real mpirun, 2 and 4 ranks.
 """
@@ -321,6 +323,25 @@ class LauncherWrapper(unittest.TestCase):
                            timeout=60, env=e)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("There are not enough slots available in the system", p.stderr)
+
+
+class Readme(unittest.TestCase):
+    """Item 20: where GPU runs are introduced, the README says the NCCL backend has not run on one."""
+
+    def test_the_gpu_status_is_stated_near_the_top_and_in_gpu_runs(self):
+        text = (SOURCE / "README.md").read_text()
+        top = text[:text.index("## What it does")]
+        self.assertIn("**The NCCL backend has not yet run on a GPU.**", top)
+        for checked in ("CUDA 13.0", "NCCL 2.28", "recording fake", "scripts/device-check.sh"):
+            self.assertIn(checked, top)
+        gpu = text[text.index("## GPU runs (NCCL)"):]
+        gpu = gpu[:gpu.index("\n```")]
+        self.assertIn("Not yet run on a GPU", gpu)
+        # What was checked matches what the NCCL page and the device script say.
+        nccl_page = (SOURCE / "docs" / "nccl-backend.md").read_text()
+        self.assertIn("## Untested on a GPU", nccl_page)
+        self.assertIn("recording fake", nccl_page)
+        self.assertTrue((SOURCE / "scripts" / "device-check.sh").is_file())
 
 
 if __name__ == "__main__":
