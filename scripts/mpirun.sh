@@ -27,7 +27,7 @@ drop_exit_notices() {
     function release() { out(pending); pending = "" }
     function closed(box) {
       if (box ~ /^-+\nPrimary job +terminated normally, but/) { release(); pending = box }
-      else if (box ~ /^-+\nmpirun detected that one or more processes exited with non-zero status/ && pending != "") pending = ""
+      else if (pending != "" && box ~ /^-+\nmpirun detected that one or more processes exited with non/) pending = ""
       else { release(); out(box) }
     }
     /^-+$/ && length($0) >= 60 { box = box $0 "\n"; if (++dashes == 2) { closed(box); box = ""; dashes = 0 }; next }

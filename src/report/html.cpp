@@ -201,6 +201,10 @@ std::vector<Series> fold_launches(const std::vector<std::vector<Series>>& launch
   for (const auto& key : order) {
     Series folded{key, {}};
     for (const auto& [bytes, points] : by_key[key]) {
+      if (points.size() == 1) {  // one launch measured this size: its own CI stays its band
+        folded.points.push_back(*points.front());
+        continue;
+      }
       Point f = *points.front();
       std::vector<double> time, algbw, busbw;
       f.trials = 0;
@@ -228,7 +232,22 @@ std::vector<Series> fold_launches(const std::vector<std::vector<Series>>& launch
   return out;
 }
 
-// The inputs as given (ReportInput::input_files); without them, or when they do not add up, a side per file.
+// What makes files launches of one sweep: the same label, system and series (ops, variants). A
+// folder of published results (other node counts, other ops) is not folded into one curve.
+std::string sweep_identity(const ResultFile& file) {
+  const RunMetadata m(file);
+  std::string id = file.run.label + '\x1f' + m.text("instance_type") + '\x1f' + m.text("nodes") + '\x1f' +
+                   std::to_string(m.ranks().value_or(0));
+  std::set<SeriesKey> keys;
+  for (const auto& row : file.results) keys.insert({row.op, row.backend, row.dtype, row.redop, row.in_place});
+  for (const auto& k : keys) id += fmt::format("\x1f{}/{}/{}/{}/{}", k.op, k.backend, k.dtype, k.redop, k.in_place);
+  return id;
+}
+
+// The sides the charts draw: per input as given (ReportInput::input_files), its files grouped into
+// sweeps (sweep_identity); a sweep of several files is one side, folded, named after the input (or
+// its label when the input holds several sweeps). Without input_files, or when they do not add up,
+// a side per file.
 std::vector<Side> sides_of(const ReportInput& input, const std::vector<std::string>& labels) {
   std::size_t listed = 0;
   for (const auto n : input.input_files) listed += n;
@@ -240,22 +259,30 @@ std::vector<Side> sides_of(const ReportInput& input, const std::vector<std::stri
   }
   std::size_t next = 0;
   for (std::size_t i = 0; i < input.input_files.size(); ++i) {
-    const std::size_t n = input.input_files[i];
-    if (n == 0) continue;
-    if (n == 1) {
-      sides.push_back({labels[next], {next}, build_series(input.files[next])});
-      ++next;
-      continue;
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::size_t>> sweeps;
+    for (std::size_t f = next; f < next + input.input_files[i]; ++f) {
+      const std::string id = sweep_identity(input.files[f]);
+      if (!sweeps.contains(id)) order.push_back(id);
+      sweeps[id].push_back(f);
     }
-    Side side{fmt::format("{} ({} launches)", input.input_names[i], n), {}, {}};
-    std::vector<std::vector<Series>> launches;
-    for (std::size_t f = next; f < next + n; ++f) {
-      side.files.push_back(f);
-      launches.push_back(build_series(input.files[f]));
+    next += input.input_files[i];
+    for (const auto& id : order) {
+      const auto& files = sweeps[id];
+      if (files.size() == 1) {
+        sides.push_back({labels[files.front()], files, build_series(input.files[files.front()])});
+        continue;
+      }
+      const std::string& label = input.files[files.front()].run.label;
+      Side side{fmt::format("{} ({} launches)", order.size() == 1 || label.empty() ? input.input_names[i] : label,
+                            files.size()),
+                files,
+                {}};
+      std::vector<std::vector<Series>> launches;
+      for (const auto f : files) launches.push_back(build_series(input.files[f]));
+      side.series = fold_launches(launches);
+      sides.push_back(std::move(side));
     }
-    side.series = fold_launches(launches);
-    sides.push_back(std::move(side));
-    next += n;
   }
   return sides;
 }

@@ -199,6 +199,18 @@ class Launches(unittest.TestCase):
                     self.assertNotIn(raw, claim)
 
 
+    def test_a_folder_of_other_sweeps_keeps_a_curve_per_file(self):
+        # The published results: other node counts and ops, not launches of one sweep.
+        page = self.tmp / "published.html"
+        p = ccbench("report", PUBLISHED, "--out", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        allreduce = len([f for f in PUBLISHED.glob("*.json")
+                         if json.loads(f.read_text())["results"][0]["op"] == "allreduce"])
+        (chart,) = [c for c in charts_of(page.read_text()) if c["title"] == "allreduce: bus bandwidth"]
+        self.assertEqual(len(set(chart["series"])), allreduce, chart)  # a colour per file (in- and out-of-place)
+        self.assertFalse(any("launches)" in name for name in chart["legend"]), chart)
+
+
 def charts_of(page):
     """Per <svg>: its title, the stroke colour of each series line, its bands and its legend texts."""
     charts = []
