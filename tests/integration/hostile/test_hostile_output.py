@@ -237,12 +237,12 @@ class RunSh(unittest.TestCase):
 
     SWEEP = ["--", "--ops", "allreduce", "-e", "1K", "--in-place", "no"]
 
-    def setUp(self):
-        # run.sh writes results/local/<stamp>.{json,jsonl,html} into the checkout: take them away
-        # again, whether the test passes or not.
-        local = SOURCE / "results" / "local"
-        before = set(local.iterdir()) if local.is_dir() else set()
-        self.addCleanup(lambda: [p.unlink() for p in (set(local.iterdir()) if local.is_dir() else set()) - before])
+    def remove_later(self, text):
+        # run.sh writes results/local/<stamp>.{json,jsonl,html} into the checkout and names it in its
+        # first line: those files go again, whether the test passes or not.
+        for stamp in set(re.findall(r"results/local/(\d{8}T\d{6}Z)\.json", text)):
+            for suffix in (".json", ".jsonl", ".html"):
+                self.addCleanup((SOURCE / "results" / "local" / (stamp + suffix)).unlink, missing_ok=True)
 
     def run_sh(self, terminal):
         e = env()
@@ -250,6 +250,7 @@ class RunSh(unittest.TestCase):
         cmd = [str(SOURCE / "scripts" / "run.sh"), *self.SWEEP]
         if not terminal:
             p = subprocess.run(cmd, cwd=SOURCE, env=e, capture_output=True, text=True, timeout=600)
+            self.remove_later(p.stdout)
             return p.returncode, p.stdout + p.stderr
         master, slave = pty.openpty()
         proc = subprocess.Popen(cmd, cwd=SOURCE, env=e, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
@@ -269,6 +270,7 @@ class RunSh(unittest.TestCase):
                 break
             chunks.append(data)
         os.close(master)
+        self.remove_later(b"".join(chunks).decode(errors="replace"))
         try:
             rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
