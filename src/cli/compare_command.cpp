@@ -16,6 +16,7 @@
 #include "compare/render.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -155,6 +156,7 @@ int compare_main(int argc, char** argv) {
     } else if (app.count("--threshold") > 0) {
       throw UsageError("--threshold needs --gate regression");
     }
+    if (!out.empty()) prepare_output_file(out, "--out");
     const Comparison c = compare_runs(o);
     const std::string text = format == "json"       ? compare::render_compare_json(c)
                              : format == "markdown" ? compare::render_compare_markdown(c)

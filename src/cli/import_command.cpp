@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
 #include "import/import.hpp"
@@ -49,6 +50,7 @@ int import_main(int argc, char** argv) {
     return exit_code::usage;
   }
   try {
+    prepare_output_file(out, "--out");
     importer::ImportOptions o;
     if (!op.empty()) {
       const auto parsed = parse_op(op);

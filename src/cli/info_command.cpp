@@ -11,6 +11,8 @@
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
+#include "core/result.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "system/host_info.hpp"
@@ -104,12 +106,17 @@ int info_main(int argc, char** argv) {
     const std::string text = doc.dump(2) + "\n";
     if (out.empty()) {
       std::fputs(text.c_str(), stdout);
-    } else if (std::FILE* f = std::fopen(out.c_str(), "w")) {
-      std::fputs(text.c_str(), f);
-      std::fclose(f);
     } else {
-      std::fprintf(stderr, "ccbench info: --out %s: cannot write\n", out.c_str());
-      rc = exit_code::usage;
+      try {
+        prepare_output_file(out, "--out");
+        write_file_atomically(out, text);
+      } catch (const UsageError& e) {
+        std::fprintf(stderr, "ccbench info: %s\n", e.what());
+        rc = exit_code::usage;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ccbench info: --out %s: cannot write (%s)\n", out.c_str(), e.what());
+        rc = exit_code::usage;
+      }
     }
   }
   return channel ? MpiChannel::finalize(rc) : rc;

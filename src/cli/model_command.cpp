@@ -1,18 +1,13 @@
 // `ccbench model fit RESULTS... -o model.json` and `ccbench model predict MODEL ...` (docs/model.md).
 #include "cli/model_command.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -22,6 +17,7 @@
 #include "compare/load.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -68,22 +64,6 @@ std::string pct(double log_error) {
   return fmt::format("{:.1f}%", 100.0 * (std::exp(log_error) - 1.0));
 }
 
-// Refuses an -o the fit could not be saved to, before fitting: a folder, or a path whose folder is
-// missing or does not take a new file (the atomic write creates a temporary beside the target).
-void check_output(const std::string& out) {
-  struct stat st {};
-  if (::stat(out.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(fmt::format("-o {}: is a folder; name the model file to write", out));
-  if (::stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/stdout and the like: written directly
-  const std::filesystem::path path(out);
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string probe = (dir / ".ccbench-model-probe.XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) throw UsageError(fmt::format("-o {}: cannot write in {} ({})", out, dir.string(), std::strerror(errno)));
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
-
 // An input that is neither a folder nor a regular file, named with the reason (a FIFO would block).
 void check_inputs(const std::vector<std::string>& inputs) {
   for (const auto& in : inputs) {
@@ -118,7 +98,7 @@ int fit_main(int argc, char** argv) {
   }
   options.cross_validate = !no_cv;
   try {
-    check_output(out);
+    prepare_output_file(out, "-o");  // before fitting: a fit that cannot be saved is not started
     check_inputs(inputs);
     const compare::Side side = compare::load_side("inputs", inputs);
     std::vector<model::Observation> rows;

@@ -17,6 +17,7 @@
 
 #include "cli/model_command.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "model/model.hpp"
 #include "model/plan.hpp"
@@ -78,6 +79,7 @@ int plan_main(int argc, char** argv) {
       }
       migration = std::pair{migrate_text.substr(0, colon), migrate_text.substr(colon + 1)};
     }
+    if (!out.empty() && out != "-") prepare_output_file(out, "--out");
     const model::Workload workload = model::load_workload(workload_file);
     std::vector<model::Model> models;
     for (const auto& f : model_files) models.push_back(model::Model::load(f));

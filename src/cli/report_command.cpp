@@ -5,7 +5,6 @@
 // unwritable --out), with a message naming the file or flag. A comparison overlaid with --baseline
 // does not change the exit code: gating is `ccbench compare`'s job.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "compare/load.hpp"
 #include "compare/render.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
@@ -43,18 +43,6 @@ std::vector<ResultFile> load_all(const std::vector<std::string>& inputs) {
     for (const auto& p : compare::expand_input(input)) files.push_back(load_result_file(p));
   }
   return files;
-}
-
-// Fails before any rendering when --out cannot be created: its folder must exist and be writable.
-// (Writing can still fail later, e.g. a full disk; that is reported as well.)
-void check_writable(const std::string& out) {
-  std::error_code ec;
-  const fs::path path(out);
-  if (fs::is_directory(path, ec)) throw UsageError("--out " + out + ": is a folder, expected a file path");
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw UsageError("--out " + out + ": folder " + dir.string() + " does not exist");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw UsageError("--out " + out + ": folder " + dir.string() + " is not writable");
 }
 
 // The verdict of `ccbench compare BASELINE CANDIDATE [--claim FILE]` in its JSON form (docs/verdict-format.md).
@@ -162,7 +150,7 @@ int report_main(int argc, char** argv) {
     }
     if (!format) format = report::Format::table;
     const bool to_stdout = out.empty() || out == "-";
-    if (!to_stdout) check_writable(out);
+    if (!to_stdout) prepare_output_file(out, "--out");
 
     if (inputs.empty() && plan_file.empty())
       throw UsageError("files: at least one result file (or --plan) is required");
@@ -178,8 +166,15 @@ int report_main(int argc, char** argv) {
     if (!baseline.empty()) {
       input.files = load_all({baseline});
       input.baseline_files = input.files.size();
+      input.input_names.push_back(baseline);
+      input.input_files.push_back(input.files.size());
     }
-    for (auto& f : load_all(inputs)) input.files.push_back(std::move(f));
+    for (const auto& name : inputs) {
+      const std::size_t before = input.files.size();
+      for (auto& f : load_all({name})) input.files.push_back(std::move(f));
+      input.input_names.push_back(name);
+      input.input_files.push_back(input.files.size() - before);
+    }
     if (!claim.empty() && baseline.empty()) throw UsageError("--claim " + claim + ": needs --baseline");
     if (!baseline.empty()) input.verdict = overlay_verdict({baseline}, inputs, claim);
     input.generated_at = utc_timestamp_now();

@@ -30,6 +30,7 @@
 #include "cli/number_flags.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -276,12 +277,7 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
           fmt::format("--healthy-out and --exclude-out: both are {}; give two files", o.healthy_out.string()));
     for (const auto& [flag, path] :
          {std::pair{"--healthy-out", o.healthy_out}, std::pair{"--exclude-out", o.exclude_out}}) {
-      if (path.empty()) continue;
-      const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-      if (!fs::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-        throw UsageError(fmt::format("{} {}: folder {} does not exist or is not writable (checked before any test)",
-                                     flag, path.string(), dir.string()));
-      if (fs::is_directory(path)) throw UsageError(fmt::format("{} {}: is a folder", flag, path.string()));
+      if (!path.empty()) prepare_output_file(path.string(), flag);  // before any test
     }
     if (fs::exists(o.out)) throw UsageError(fmt::format("--out {}: exists; choose a new folder", o.out.string()));
     if (!launch::on_path(o.launcher_name))

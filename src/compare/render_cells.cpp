@@ -33,6 +33,20 @@ std::string side_cell(const compare::SideAtSize& s, Metric metric) {
   return fmt::format("{} ±{}%", value(v), dev < 10 ? fmt::format("{:.1f}", dev) : fmt::format("{:.0f}", dev));
 }
 
+// "6 vs 6 launches" when every trial is a launch of its own (a file each, as scripts/launches.sh
+// leaves them); "5 vs 5 trials in 1 launch each" when trials share a launch (`run --trials 5`),
+// whose trials are not independent launches and must not be called so.
+std::string trials_and_launches(const compare::SideInfo& base, const compare::SideInfo& cand) {
+  if (static_cast<std::size_t>(base.trials) == base.files && static_cast<std::size_t>(cand.trials) == cand.files) {
+    return fmt::format("{} vs {} launches", base.trials, cand.trials);
+  }
+  if (base.files == cand.files) {
+    return fmt::format("{} vs {} trials in {} launch{} each", base.trials, cand.trials, base.files,
+                       base.files == 1 ? "" : "es");
+  }
+  return fmt::format("{} vs {} trials in {} vs {} launches", base.trials, cand.trials, base.files, cand.files);
+}
+
 std::string interval(const std::optional<compare::Interval>& ci) {
   if (!ci) return "n/a";
   return fmt::format("[{:.3f}, {:.3f}]", ci->first, ci->second);
@@ -102,10 +116,10 @@ std::vector<std::string> summary_lines(const Comparison& c) {
   }
   if (s.ci_method == compare::CiMethod::t) {
     out.push_back(fmt::format(
-        "CIs: t intervals on trials ({} vs {} launches); the max is the table's largest ratio (biased upward by "
+        "CIs: t intervals on trials ({}); the max is the table's largest ratio (biased upward by "
         "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, from {} resampled "
         "launch sets)",
-        c.baseline.trials, c.candidate.trials, s.max_lower_level95, s.resamples));
+        trials_and_launches(c.baseline, c.candidate), s.max_lower_level95, s.resamples));
   }
   if (c.trials_needed && c.verdict == compare::Verdict::inconclusive) {
     out.push_back(fmt::format("to decide: about {} launches per side (have {} and {}), from the observed spread{}",

@@ -177,17 +177,126 @@ std::string verdict_section(const nlohmann::json& v, const std::vector<std::stri
   return out + "</section>\n";
 }
 
+// One input of the report as the charts draw it: a file, or a folder of launches folded into one
+// curve per series (a colour each), so 6 launches a side are two curves, not 12 in repeated colours.
+struct Side {
+  std::string label;
+  std::vector<std::size_t> files;
+  std::vector<Series> series;
+};
+
+// Several launches' series as one: per size the median over the launches of each launch's value,
+// the band from the lowest to the highest launch (their spread, which is what decides a comparison).
+std::vector<Series> fold_launches(const std::vector<std::vector<Series>>& launches) {
+  std::vector<SeriesKey> order;
+  std::map<SeriesKey, std::map<std::uint64_t, std::vector<const Point*>>> by_key;
+  for (const auto& series : launches) {
+    for (const auto& s : series) {
+      auto [it, inserted] = by_key.try_emplace(s.key);
+      if (inserted) order.push_back(s.key);
+      for (const auto& p : s.points) it->second[p.bytes].push_back(&p);
+    }
+  }
+  std::vector<Series> out;
+  for (const auto& key : order) {
+    Series folded{key, {}};
+    for (const auto& [bytes, points] : by_key[key]) {
+      if (points.size() == 1) {  // one launch measured this size: its own CI stays its band
+        folded.points.push_back(*points.front());
+        continue;
+      }
+      Point f = *points.front();
+      std::vector<double> time, algbw, busbw;
+      f.trials = 0;
+      f.wrong = 0;
+      for (const Point* p : points) {
+        time.push_back(p->time_median_us);
+        algbw.push_back(p->algbw_gbps);
+        busbw.push_back(p->busbw_gbps);
+        f.trials += p->trials;
+        f.wrong += p->wrong;
+        f.ci_target_met = f.ci_target_met && p->ci_target_met;
+      }
+      f.launches = static_cast<int>(points.size());
+      f.time_median_us = median_of(time);
+      f.algbw_gbps = median_of(algbw);
+      f.busbw_gbps = median_of(busbw);
+      f.time_lo_us = *std::ranges::min_element(time);
+      f.time_hi_us = *std::ranges::max_element(time);
+      f.busbw_lo_gbps = *std::ranges::min_element(busbw);
+      f.busbw_hi_gbps = *std::ranges::max_element(busbw);
+      folded.points.push_back(f);
+    }
+    out.push_back(std::move(folded));
+  }
+  return out;
+}
+
+// What makes files launches of one sweep: the same label, system and series (ops, variants). A
+// folder of published results (other node counts, other ops) is not folded into one curve.
+std::string sweep_identity(const ResultFile& file) {
+  const RunMetadata m(file);
+  std::string id = file.run.label + '\x1f' + m.text("instance_type") + '\x1f' + m.text("nodes") + '\x1f' +
+                   std::to_string(m.ranks().value_or(0));
+  std::set<SeriesKey> keys;
+  for (const auto& row : file.results) keys.insert({row.op, row.backend, row.dtype, row.redop, row.in_place});
+  for (const auto& k : keys) id += fmt::format("\x1f{}/{}/{}/{}/{}", k.op, k.backend, k.dtype, k.redop, k.in_place);
+  return id;
+}
+
+// The sides the charts draw: per input as given (ReportInput::input_files), its files grouped into
+// sweeps (sweep_identity); a sweep of several files is one side, folded, named after the input (or
+// its label when the input holds several sweeps). Without input_files, or when they do not add up,
+// a side per file.
+std::vector<Side> sides_of(const ReportInput& input, const std::vector<std::string>& labels) {
+  std::size_t listed = 0;
+  for (const auto n : input.input_files) listed += n;
+  std::vector<Side> sides;
+  if (listed != input.files.size() || input.input_names.size() != input.input_files.size()) {
+    for (std::size_t f = 0; f < input.files.size(); ++f)
+      sides.push_back({labels[f], {f}, build_series(input.files[f])});
+    return sides;
+  }
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < input.input_files.size(); ++i) {
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::size_t>> sweeps;
+    for (std::size_t f = next; f < next + input.input_files[i]; ++f) {
+      const std::string id = sweep_identity(input.files[f]);
+      if (!sweeps.contains(id)) order.push_back(id);
+      sweeps[id].push_back(f);
+    }
+    next += input.input_files[i];
+    for (const auto& id : order) {
+      const auto& files = sweeps[id];
+      if (files.size() == 1) {
+        sides.push_back({labels[files.front()], files, build_series(input.files[files.front()])});
+        continue;
+      }
+      const std::string& label = input.files[files.front()].run.label;
+      Side side{fmt::format("{} ({} launches)", order.size() == 1 || label.empty() ? input.input_names[i] : label,
+                            files.size()),
+                files,
+                {}};
+      std::vector<std::vector<Series>> launches;
+      for (const auto f : files) launches.push_back(build_series(input.files[f]));
+      side.series = fold_launches(launches);
+      sides.push_back(std::move(side));
+    }
+  }
+  return sides;
+}
+
 struct Curve {
-  std::size_t file;
+  std::size_t side;
   const Series* series;
 };
 
-std::string op_section(const std::string& op, const std::vector<std::vector<Series>>& all,
-                       const std::vector<std::string>& labels) {
+std::string op_section(const std::string& op, const std::vector<Side>& sides) {
   std::vector<Curve> curves;
-  for (std::size_t f = 0; f < all.size(); ++f) {
-    for (const auto& s : all[f]) {
-      if (s.key.op == op) curves.push_back({f, &s});
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    for (const auto& s : sides[i].series) {
+      if (s.key.op == op) curves.push_back({i, &s});
     }
   }
   // Name a curve by its run, plus whatever else varies within this op.
@@ -201,7 +310,7 @@ std::string op_section(const std::string& op, const std::vector<std::vector<Seri
   const bool dtype_varies = varies([](const SeriesKey& k) { return k.dtype; });
   const bool redop_varies = varies([](const SeriesKey& k) { return k.redop; });
   auto curve_name = [&](const Curve& c) {
-    std::string name = labels[c.file];
+    std::string name = sides[c.side].label;
     std::vector<std::string> extra;
     if (backend_varies) extra.push_back(c.series->key.backend);
     if (dtype_varies) extra.push_back(c.series->key.dtype);
@@ -214,7 +323,7 @@ std::string op_section(const std::string& op, const std::vector<std::vector<Seri
   std::vector<ChartSeries> busbw, latency;
   for (const auto& c : curves) {
     const std::string name = curve_name(c);
-    ChartSeries b{name, series_color(c.file), c.series->key.in_place, {}};
+    ChartSeries b{name, series_color(c.side), c.series->key.in_place, {}};
     ChartSeries t = b;
     for (const auto& p : c.series->points) {
       const auto x = static_cast<double>(p.bytes);
@@ -223,7 +332,9 @@ std::string op_section(const std::string& op, const std::vector<std::vector<Seri
           std::isnan(p.busbw_lo_gbps) ? "" : fmt::format(" [{}, {}]", sig(p.busbw_lo_gbps), sig(p.busbw_hi_gbps)),
           sig(p.time_median_us),
           std::isnan(p.time_lo_us) ? "" : fmt::format(" [{}, {}]", sig(p.time_lo_us), sig(p.time_hi_us)),
-          p.trials > 1 ? fmt::format(", {} trials", p.trials) : "");
+          p.launches > 1 ? fmt::format(", median of {} launches (band: their range)", p.launches)
+          : p.trials > 1 ? fmt::format(", {} trials", p.trials)
+                         : "");
       b.points.push_back({x, p.busbw_gbps, p.busbw_lo_gbps, p.busbw_hi_gbps, tip});
       t.points.push_back({x, p.time_median_us, p.time_lo_us, p.time_hi_us, tip});
     }
@@ -303,6 +414,11 @@ std::string metadata_section(const std::vector<ResultFile>& files, const std::ve
 
 std::string render_html(const ReportInput& input) {
   const auto labels = display_labels(input.files);
+  const std::vector<Side> sides = sides_of(input, labels);
+  std::vector<std::size_t> side_of_file(input.files.size(), 0);
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    for (const auto f : sides[i].files) side_of_file[f] = i;
+  }
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>ccbench report</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
@@ -334,16 +450,14 @@ std::string render_html(const ReportInput& input) {
     for (const auto& p : parts) joined += (joined.empty() ? "" : ", ") + p;
     out += fmt::format(
         "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {} <span class=\"sub\">({})</span></li>\n",
-        series_color(f), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(joined),
+        series_color(side_of_file[f]), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(joined),
         esc(file.source));
     if (const auto busy = busy_host_note(file.system)) out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
   }
   out += "</ul>\n</header>\n";
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);
-  std::vector<std::vector<Series>> all;
-  for (const auto& file : input.files) all.push_back(build_series(file));
   for (const auto& op : ops_in_order(input.files))
-    if (!is_checkpoint_op(op)) out += op_section(op, all, labels);
+    if (!is_checkpoint_op(op)) out += op_section(op, sides);
   out += checkpoint_html_section(input.files, labels);
   out += metadata_section(input.files, labels);
   out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());

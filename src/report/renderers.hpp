@@ -30,6 +30,11 @@ struct ReportInput {
   std::optional<nlohmann::json> verdict;
   // With a verdict: the first `baseline_files` files are its baseline side, the rest its candidate.
   std::size_t baseline_files = 0;
+  // The inputs as given, in order, and how many of `files` each one holds (a folder of launches
+  // holds several): the HTML charts draw an input of several files as one curve per series, the
+  // median over its launches with their range shaded. Empty: every file is an input of its own.
+  std::vector<std::string> input_names;
+  std::vector<std::size_t> input_files;
   // Shown in headers; empty leaves it out (tests compare outputs byte for byte).
   std::string generated_at;
   // `--model`: a fitted model's curves over the measured points (html, markdown, table).

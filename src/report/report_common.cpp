@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "report/renderers.hpp"
@@ -19,14 +20,14 @@ constexpr std::pair<Format, std::string_view> kFormats[] = {
     {Format::html, "html"},   {Format::prometheus, "prometheus"}, {Format::gbench, "gbench"},
 };
 
+}  // namespace
+
 double median_of(std::vector<double> values) {
   std::ranges::sort(values);
   const std::size_t n = values.size();
   if (n == 0) return kNaN;
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
-
-}  // namespace
 
 std::optional<Format> parse_format(std::string_view text) {
   for (const auto& [format, spelled] : kFormats) {
@@ -242,14 +243,52 @@ std::vector<std::pair<std::string, std::string>> flatten_metadata(const ResultFi
 }
 
 std::string claim_text(const nlohmann::json& claim) {
-  std::string out;
   if (!claim.is_object()) return json_text(claim);
-  for (const auto& [k, v] : claim.items()) {
-    const bool empty =
-        v.is_null() || (v.is_structured() && v.empty()) || (v.is_string() && v.get<std::string>().empty());
-    if (empty) continue;
-    out += (out.empty() ? "" : ", ") + k + ": " + (v.is_object() ? v.dump() : json_text(v));
+  const auto field = [&claim](const char* key) {
+    const auto it = claim.find(key);
+    return it == claim.end() ? nlohmann::json() : *it;
+  };
+  const auto number = [&field](const char* key) -> std::optional<double> {
+    const nlohmann::json v = field(key);
+    return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+  };
+  std::vector<std::string> parts;
+  const nlohmann::json band = field("band");
+  if (band.is_array() && band.size() == 2 && band[0].is_number() && band[1].is_number()) {
+    std::string part = fmt::format("ratio band [{}, {}]", sig(band[0].get<double>()), sig(band[1].get<double>()));
+    if (const auto e = number("expected_speedup")) {
+      const auto t = number("tolerance");
+      part += fmt::format(" (expected {:+.1f}%{})", *e * 100.0, t ? fmt::format(" ± {:.1f}%", *t * 100.0) : "");
+    }
+    parts.push_back(part);
   }
+  if (const std::string metric = json_text(field("metric")); !metric.empty()) parts.push_back("metric " + metric);
+  if (const std::string statistic = json_text(field("statistic")); !statistic.empty())
+    parts.push_back("statistic " + statistic);
+  if (const std::string ops = json_text(field("ops")); !ops.empty()) parts.push_back("ops " + ops);
+  const nlohmann::json lo = field("min_bytes"), hi = field("max_bytes");
+  if (lo.is_number_unsigned() && hi.is_number_unsigned()) {
+    parts.push_back("sizes " + human_bytes(lo.get<std::uint64_t>()) + " to " + human_bytes(hi.get<std::uint64_t>()));
+  } else if (lo.is_number_unsigned()) {
+    parts.push_back("sizes from " + human_bytes(lo.get<std::uint64_t>()));
+  } else if (hi.is_number_unsigned()) {
+    parts.push_back("sizes up to " + human_bytes(hi.get<std::uint64_t>()));
+  }
+  if (const std::string n = json_text(field("normalize")); !n.empty() && n != "none") parts.push_back("normalize " + n);
+  for (const char* side : {"baseline", "candidate"}) {
+    const nlohmann::json req = field(side);
+    if (!req.is_object() || req.empty()) continue;
+    std::string text;
+    for (const auto& [k, v] : req.items()) text += (text.empty() ? "" : ", ") + k + " " + json_text(v);
+    parts.push_back(std::string(side) + " requires " + text);
+  }
+  std::string out;
+  if (const std::string statement = json_text(field("statement")); !statement.empty()) out = "\"" + statement + "\"";
+  std::string details;
+  for (const auto& p : parts) details += (details.empty() ? "" : "; ") + p;
+  if (!details.empty()) out += (out.empty() ? "" : " — ") + details;
+  if (const std::string source = json_text(field("source")); !source.empty())
+    out += (out.empty() ? "" : ". ") + std::string("Source: ") + source;
   return out;
 }
 

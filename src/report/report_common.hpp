@@ -40,12 +40,16 @@ struct Point {
   double algbw_gbps = 0, busbw_gbps = 0, busbw_lo_gbps = kNaN, busbw_hi_gbps = kNaN;
   std::uint64_t wrong = 0;
   bool ci_target_met = true;  // every trial met the target
+  int launches = 1;           // > 1: folded over that many files (the band is then their range)
 };
 
 struct Series {
   SeriesKey key;
   std::vector<Point> points;  // ascending bytes
 };
+
+// The median of the values (the mean of the middle two for an even count); NaN for none.
+double median_of(std::vector<double> values);
 
 // The series of one file, in the order their ops first appear.
 std::vector<Series> build_series(const ResultFile& file);
@@ -63,7 +67,8 @@ std::vector<std::pair<std::string, std::string>> flatten_metadata(const ResultFi
 // A JSON scalar as text: strings unquoted, null as "", numbers in shortest form.
 std::string json_text(const nlohmann::json& value);
 
-// A verdict's claim object as "key: value, ..." without the empty fields.
+// A verdict's claim for people: its statement, then its band, metric, statistic, ops, sizes,
+// normalisation and requirements, then its source; fields that are absent or empty are left out.
 std::string claim_text(const nlohmann::json& claim);
 
 // A p-value for people: "0.032", "<0.0001"; "—" when not a number.

@@ -10,9 +10,25 @@ bool show_progress(const RunConfig& config) {
   return config.progress == "always" || (config.progress == "auto" && ::isatty(STDERR_FILENO));
 }
 
+namespace {
+
+// Every case of every trial, weighted by its bytes (report::progress_weight): the time left follows them.
+double progress_weight_of(const Plan& plan, int trials) {
+  double per_trial = 0;
+  for (const auto& op : plan.ops) {
+    for (const auto& size : op.sizes) {
+      for (const auto& variant : size.variants) per_trial += report::progress_weight(variant.layout.bytes);
+    }
+  }
+  return per_trial * trials;
+}
+
+}  // namespace
+
 ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix, std::FILE* table,
                                  std::FILE* progress, bool point_to_point)
-    : progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), config.trials),
+    : progress_(plan.cases_per_trial * static_cast<std::size_t>(config.trials), progress_weight_of(plan, config.trials),
+                config.trials),
       trials_(config.trials),
       title_suffix_(std::move(title_suffix)),
       table_(table),

@@ -1,5 +1,6 @@
 #include "sweep/result_writer.hpp"
 
+#include "core/output_folders.hpp"
 #include "core/save_or_keep.hpp"
 
 #include <fcntl.h>
@@ -9,38 +10,8 @@
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
-#include <vector>
 
 namespace ccbench {
-namespace {
-
-// Creates the folders missing above a -J file, naming each; refuses (throws, creating nothing)
-// when the outermost one would sit directly under /: `-J /nonexistent/dir/x.json` is a typo, while
-// `-J results/ci/today/x.json` or `-J /tmp/ci/x.json` are paths a CI script means.
-void create_missing_folders(const std::filesystem::path& dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> missing;
-  std::error_code ec;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-    missing.push_back(p);
-    if (p == p.parent_path()) break;
-  }
-  if (missing.empty()) return;
-  const fs::path outer = fs::absolute(missing.back(), ec);
-  if (outer.parent_path() == outer.root_path()) {
-    throw std::runtime_error("folder " + missing.back().string() +
-                             " does not exist (missing folders are created, but not directly under /)");
-  }
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (!fs::create_directory(*it, ec) && ec) {
-      throw std::system_error(ec, "cannot create the folder " + it->string());
-    }
-    std::fprintf(stderr, "ccbench: -J/--json: created the folder %s\n", it->c_str());
-  }
-}
-
-}  // namespace
-
 ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_path)
     : file_(std::move(header)), path_(json_path) {
   file_.run.status = "incomplete";
@@ -63,7 +34,7 @@ ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_
     throw std::runtime_error("its result stream " + stream.string() + " is a directory");
   }
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
-  create_missing_folders(dir);
+  create_missing_folders(dir, "-J/--json");
   // The atomic write needs a temporary file beside the target: try one.
   std::string probe = (dir / ("." + path_.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(probe.data());

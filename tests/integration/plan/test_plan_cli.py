@@ -51,8 +51,8 @@ expect(["model", "plan", model, "--workload", os.path.join(tmp, "none.yaml")], 2
 expect(["model", "plan", os.path.join(tmp, "no-model.json"), "--workload", workload], 2, "no-model.json")
 expect(["model", "plan", model, "--workload", workload, "--migrate", "p5en.48xlarge"], 2, "--migrate")
 expect(["model", "plan", model, "--workload", workload, "--format", "pdf"], 2, "--format")
-expect(["model", "plan", model, "--workload", workload, "--out", os.path.join(tmp, "no", "dir", "p.txt")], 2,
-       "--out", "cannot write")
+expect(["model", "plan", model, "--workload", workload, "--out", "/nonexistent-ccbench-plan/dir/p.txt"], 2,
+       "--out /nonexistent-ccbench-plan/dir/p.txt: folder /nonexistent-ccbench-plan does not exist")
 
 # The 70B plan on p5en and p6-b300 (neither measured: priced from their specs).
 r = expect(["model", "plan", model, "--workload", workload, "--migrate", "p5en.48xlarge:p6-b300.48xlarge"], 0,

@@ -71,7 +71,7 @@ for flag in --tolerance --latency-tolerance --alpha --expect-busbw --expect-late
 done
 expect 2 "ccbench screen: --healthy-out and --exclude-out: both are $work/x; give two files" -- \
   "$ccbench" screen --hosts a,b --healthy-out "$work/x" --exclude-out "$work/./x" --out "$work/o"
-expect 2 "ccbench screen: --healthy-out /nonexistent/dir/h.txt: folder /nonexistent/dir does not exist or is not writable (checked before any test)" -- \
+expect 2 "ccbench screen: --healthy-out /nonexistent/dir/h.txt: folder /nonexistent does not exist (missing folders are created, but not directly under /)" -- \
   "$ccbench" screen --hosts a,b --healthy-out /nonexistent/dir/h.txt --out "$work/o"
 expect 2 "ccbench screen: -n/--iters 0: give a count of samples >= 1, or auto" -- "$ccbench" screen --hosts a,b -n 0 --out "$work/o"
 mkfifo "$work/fifo"

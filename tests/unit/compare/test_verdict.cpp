@@ -295,7 +295,8 @@ TEST(Render, TextMarkdownAndJsonCarryTheVerdict) {
   const auto text = compare::render_compare_text(r);
   EXPECT_NE(text.find("verdict: confirmed (exit 0)"), std::string::npos);
   EXPECT_NE(text.find("geomean over 18 sizes"), std::string::npos);
-  EXPECT_NE(text.find("CIs: t intervals on trials (6 vs 6 launches)"), std::string::npos);
+  // One generated file of 6 trials a side: trials of one launch, not 6 launches.
+  EXPECT_NE(text.find("CIs: t intervals on trials (6 vs 6 trials in 1 launch each)"), std::string::npos) << text;
   EXPECT_NE(text.find("per-size CIs are across launches"), std::string::npos);
   const auto md = compare::render_compare_markdown(r);
   EXPECT_NE(md.find("| op | bytes |"), std::string::npos);

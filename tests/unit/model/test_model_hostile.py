@@ -35,10 +35,10 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # -o that cannot take the model: refused before fitting, nothing written
     expect(["model", "fit", *files, "-o", folder], 2,
-           f"ccbench model fit: -o {folder}: is a folder; name the model file to write\n", "fit -o folder")
+           f"ccbench model fit: -o {folder}: is a folder, expected a file path\n", "fit -o folder")
     expect(["model", "fit", *files, "-o", "/nonexistent/dir/m.json"], 2,
-           "ccbench model fit: -o /nonexistent/dir/m.json: cannot write in /nonexistent/dir (No such file or "
-           "directory)\n", "fit -o missing folder")
+           "ccbench model fit: -o /nonexistent/dir/m.json: folder /nonexistent does not exist (missing folders are "
+           "created, but not directly under /)\n", "fit -o missing folder")
     check(not os.path.exists("/nonexistent/dir"), "fit -o created a folder")
     expect(["model", "fit", fifo, "-o", model], 2,
            f"ccbench model fit: {fifo}: is a FIFO (named pipe), not a regular file\n", "fit FIFO")
