@@ -320,9 +320,11 @@ std::string S3Storage::claim_step(const std::string& target, int next_step) {
   // The numbering counts this engine's run-unique steps (step-NNNNNN-<token>) too.
   int last = next_step - 1;
   for (const auto& name : entries(target)) {
-    if (name.rfind("step-", 0) != 0 || name.size() < 11) continue;
-    const std::string digits = name.substr(5, 6);
-    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (name.rfind("step-", 0) != 0) continue;
+    const std::size_t end = std::min(name.find('-', 5), name.size());
+    const std::string digits = name.substr(5, end - 5);
+    if (!digits.empty() && digits.size() <= 9 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
       last = std::max(last, std::stoi(digits));
   }
   if (!conditional_create_checked()) {
