@@ -2,13 +2,13 @@
 # The sanitizer job of CI: builds the analysis code, its unit tests, the loader tests and the fuzz
 # driver with ASan + UBSan (float-cast-overflow included; every report fatal) and runs them, then a
 # bounded fuzz run over every loader. Called by scripts/test.sh; runs alone too:
-#   scripts/ci/sanitize.sh                 # build-asan/, 20000 fuzz executions
+#   scripts/ci/sanitize.sh                 # build-asan/, 24000 fuzz executions
 #   FUZZ_RUNS=200000 scripts/ci/sanitize.sh
 # Exit: ctest's status (0 when everything passed).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${SANITIZE_BUILD_DIR:-$root/build-asan}
-fuzz_runs=${FUZZ_RUNS:-20000}
+fuzz_runs=${FUZZ_RUNS:-24000}
 [[ $fuzz_runs =~ ^[0-9]{1,9}$ ]] || { echo "sanitize.sh: FUZZ_RUNS must be a whole number, got '$fuzz_runs'" >&2; exit 2; }
 jobs=${JOBS:-$(nproc)}
 [[ $jobs =~ ^[0-9]{1,4}$ ]] || { echo "sanitize.sh: JOBS must be a whole number, got '$jobs'" >&2; exit 2; }

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "checkpoint/s3/protocol.hpp"
+#include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "checkpoint/target_facts.hpp"
 #include "core/error.hpp"
@@ -180,11 +182,13 @@ std::string StorageError::errno_name() const {
   return n != nullptr ? n : std::to_string(error_);
 }
 
+std::string Storage::claim_step(const std::string&, int next_step) { return step_name(next_step); }
+
 std::unique_ptr<Storage> make_storage(const std::string& target, const RemoteOptions& remote) {
   if (target.rfind("s3://", 0) == 0) return make_s3_storage(target, remote);
   if (const auto scheme = target.find("://"); scheme != std::string::npos) {
-    throw UsageError(fmt::format("--target {}: no storage engine for '{}' (s3:// or a POSIX path)", target,
-                                 target.substr(0, scheme + 3)));
+    throw UsageError(fmt::format("--target {}: no storage engine for '{}' (s3:// or a POSIX path)",
+                                 s3::redact_userinfo(target), target.substr(0, scheme + 3)));
   }
   return std::make_unique<PosixStorage>();
 }

@@ -84,6 +84,10 @@ class Storage {
   // Whether a step is committed by renaming its partial directory (POSIX). S3 has no rename: a step
   // is written in place and committed by its manifest object, put after every shard was confirmed.
   virtual bool commits_by_rename() const { return true; }
+  // The name of the new step directory under `target`, `next_step` being the step numbering's next
+  // number, taken so that no other run writes into it. POSIX: step_name(next_step) (the rename
+  // into place is what is exclusive there). S3: a conditional create of the step's claim object.
+  virtual std::string claim_step(const std::string& target, int next_step);
 };
 
 // What an engine that is not POSIX needs from the flags (S3's multipart upload and endpoint).
@@ -91,6 +95,7 @@ struct RemoteOptions {
   std::uint64_t part_bytes = 64ULL << 20;  // --part-size
   int concurrency = 4;                     // --concurrency: parts (and ranged GETs) in flight per rank
   std::string endpoint;                    // --s3-endpoint ("" : AWS_ENDPOINT_URL, else the region's)
+  double request_deadline_s = 0;           // one request, all its tries: -T / 4 (0: -T 0, none)
 };
 
 // The engine for a --target: s3://BUCKET/PREFIX the S3 engine, a path POSIX. Throws UsageError

@@ -573,6 +573,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   std::size_t wrong_shards = 0;
   try {
     for (int trial = 0; trial < config.trials; ++trial) {
+      // The step numbering lists the target (on S3, requests): under the watchdog with the set-up.
+      watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
+      watchdog.arm(Phase::setup);
       const int step = ch.broadcast(ch.is_root() ? last_step(storage->entries(opt.target)) + 1 : 0);
       std::string committed = restart.path, step_label = restart.name;
       const std::uint32_t seed = opt.write ? config.seed : restart.seed;
@@ -582,11 +585,15 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       if (run.writer >= 0) data.emplace(seed, data_trial, run.writer, plan.shard_bytes, opt.transfer_bytes);
       bool direct_all = opt.direct;
       if (opt.write) {
-        committed = (fs::path(opt.target) / step_name(step)).string();
+        // S3: a step no other run writes into (claimed; two runs into one prefix share none).
+        const std::string new_step =
+            object_store ? ch.broadcast(ch.is_root() ? storage->claim_step(opt.target, step) : std::string())
+                         : step_name(step);
+        committed = (fs::path(opt.target) / new_step).string();
         // S3 writes the step in place: its manifest, put last, is the commit.
         const std::string partial =
             storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(step, run_id)).string() : committed;
-        step_label = step_name(step);
+        step_label = new_step;
         std::string setup_error;
         watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
         watchdog.arm(Phase::setup);

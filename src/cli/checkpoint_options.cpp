@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "checkpoint/s3/protocol.hpp"
 #include "cli/number_flags.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
@@ -13,6 +14,7 @@
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
+namespace s3 = checkpoint::s3;
 namespace {
 
 std::uint64_t size_flag(const char* flag, const std::string& text) {
@@ -55,7 +57,7 @@ void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const s
     return;
   }
   if (opt.export_to.rfind("s3://", 0) != 0)
-    throw UsageError(fmt::format("--export-to {}: expected s3://BUCKET/PREFIX", opt.export_to));
+    throw UsageError(fmt::format("--export-to {}: expected s3://BUCKET/PREFIX", s3::redact_userinfo(opt.export_to)));
   if (opt.target.rfind("s3://", 0) == 0) throw UsageError("--export-to: for a POSIX --target (it is already in S3)");
   if (!opt.write) throw UsageError("--export-to: needs the write phase (--phases write or write,read)");
   const bool hang_limit = config.timeout_s > 0;  // -T 0: no watchdog
@@ -120,6 +122,10 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--export-deadline", export_deadline, "seconds to wait for the export (default 300, below -T)");
   if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
+  // Every S3 request, all its tries, ends inside -T (a trickling or silent server fails the call, not
+  // the watchdog); a quarter leaves the failure path (abort, cleanup) room before the watchdog.
+  opt.remote.request_deadline_s = config.timeout_s > 0 ? config.timeout_s / 4 : 0;
+  opt.remote.endpoint = s3::without_userinfo(opt.remote.endpoint);  // never used (SigV4), never stored
   if (config.trials < 1 || config.trials > 100000) {
     throw UsageError(fmt::format("--trials: {} is out of range (1 to 100000)", config.trials));
   }

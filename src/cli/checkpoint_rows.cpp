@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "checkpoint/s3/protocol.hpp"
 #include "checkpoint/step_dirs.hpp"
 #include "core/bandwidth.hpp"
 #include "core/run_metadata.hpp"
@@ -104,6 +105,7 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
   file.run.started_at = utc_timestamp_now();
   file.run.command.assign(argv, argv + argc);
   if (!file.run.command.empty()) file.run.command[0] = "ccbench checkpoint";
+  for (auto& word : file.run.command) word = checkpoint::s3::redact_userinfo(word);  // an endpoint's password
   file.run.label = h.config.label;
   std::map<std::string, int> per_host;
   json host_list = json::array();
@@ -124,6 +126,8 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
   record_fabric(file, {});
   file.software = system::library_versions();
   file.environment = system::environment_at_startup();
+  for (auto& value : file.environment)  // OMPI_ARGV repeats the command line
+    if (value.is_string()) value = checkpoint::s3::redact_userinfo(value.get<std::string>());
   const auto limit = [](const std::optional<checkpoint::ThroughputLimit>& l) {
     return l ? json{{"baseline_gbps", l->baseline_gbps}, {"ceiling_gbps", l->ceiling_gbps}, {"source", l->source}}
              : json(nullptr);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -57,24 +58,56 @@ Client::Client(HttpClient& http, Endpoint endpoint, std::string bucket, RetryPol
 }
 
 HttpResponse Client::send(HttpRequest request, const std::string& what, const std::string& key,
-                          std::atomic<std::uint64_t>* retries, std::initializer_list<long> ok) {
+                          std::atomic<std::uint64_t>* retries, std::initializer_list<long> ok,
+                          std::optional<Clock::time_point> until) {
+  const auto start = Clock::now();
+  std::optional<Clock::time_point> end = until;
+  if (retry_.call_deadline_s > 0) {
+    const auto limit =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(retry_.call_deadline_s));
+    end = end ? std::min(*end, limit) : limit;
+  }
+  const auto ms_left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*end - Clock::now()).count();
+  };
   double backoff = retry_.first_backoff_s;
   HttpResponse r;
-  for (int attempt = 1;; ++attempt) {
+  int tries = 0;
+  bool out_of_time = false;
+  for (;;) {
+    if (end) {
+      const long left = static_cast<long>(ms_left());
+      if (left <= 0) {
+        out_of_time = true;
+        break;
+      }
+      // The whole try inside what is left (timeout_ms 0 would mean no limit: at least 1 ms).
+      request.timeout_ms = request.timeout_ms > 0 ? std::min(request.timeout_ms, left) : left;
+    }
     r = http_.send(request);
+    ++tries;
     if (std::find(ok.begin(), ok.end(), r.status) != ok.end()) return r;
-    if (!transient(r) || attempt >= retry_.attempts) break;
+    if (!transient(r) || tries >= retry_.attempts) break;
+    if (end && ms_left() <= static_cast<long>(backoff * 1000)) {
+      out_of_time = true;  // no time left for another try
+      break;
+    }
     if (retries != nullptr) ++*retries;
     retry_.sleep(backoff);
     backoff = std::min(backoff * 2, retry_.max_backoff_s);
   }
-  const std::string tries =
-      retry_.attempts > 1 && transient(r) ? fmt::format(" (after {} tries)", retry_.attempts) : "";
+  const std::string tried = tries > 1 ? fmt::format(" (after {} tries)", tries) : "";
+  const std::string deadline = out_of_time || (end && ms_left() <= 0)
+                                   ? fmt::format("; the call's deadline ({:.1f} s{}) passed",
+                                                 std::chrono::duration<double>(*end - start).count(),
+                                                 retry_.call_deadline_s > 0 && !until ? ", a quarter of -T" : "")
+                                   : "";
   if (r.status == 0)
     throw StorageError(
-        EIO, fmt::format("S3 {} {}: no response from {}: {}{}", what, url_of(key), endpoint_.base, r.error, tries));
-  throw StorageError(errno_of(r.status), fmt::format("S3 {} {}: {}{}", what, url_of(key),
-                                                     explain(r.status, parse_error(r.body), bucket_), tries));
+        EIO, fmt::format("S3 {} {}: no response from {}: {}{}{}", what, url_of(key), redact_userinfo(endpoint_.base),
+                         r.error.empty() ? "not sent" : r.error, tried, deadline));
+  throw StorageError(errno_of(r.status), fmt::format("S3 {} {}: {}{}{}", what, url_of(key),
+                                                     explain(r.status, parse_error(r.body), bucket_), tried, deadline));
 }
 
 std::string Client::create_upload(const std::string& key) {
@@ -128,9 +161,9 @@ void Client::abort(const std::string& key, const std::string& upload_id) {
   send(q, "AbortMultipartUpload", key, nullptr, {200, 204, 404});
 }
 
-std::optional<ObjectHead> Client::head(const std::string& key) {
+std::optional<ObjectHead> Client::head(const std::string& key, std::optional<Clock::time_point> until) {
   HttpRequest q{"HEAD", object_url(endpoint_, bucket_, key, ""), {{"x-amz-content-sha256", kEmptySha256}}};
-  const HttpResponse r = send(q, "HeadObject", key, nullptr, {200, 404});
+  const HttpResponse r = send(q, "HeadObject", key, nullptr, {200, 404}, until);
   if (r.status == 404) return std::nullopt;
   ObjectHead h;
   h.bytes = std::strtoull(r.header("content-length").c_str(), nullptr, 10);
@@ -156,6 +189,23 @@ void Client::put(const std::string& key, const char* data, std::size_t bytes) {
   HttpRequest q{
       "PUT", object_url(endpoint_, bucket_, key, ""), {{"x-amz-content-sha256", sha256_hex(data, bytes)}}, data, bytes};
   send(q, "PutObject", key, nullptr);
+}
+
+CreateResult Client::create_if_absent(const std::string& key, const char* data, std::size_t bytes) {
+  HttpRequest q{"PUT",
+                object_url(endpoint_, bucket_, key, ""),
+                {{"x-amz-content-sha256", sha256_hex(data, bytes)}, {"If-None-Match", "*"}},
+                data,
+                bytes};
+  // 412: the key exists; 409 (ConditionalRequestConflict): another create of it is in flight, so
+  // it is taken either way. 501 or 400 NotImplemented: the server does not do conditional writes.
+  const HttpResponse r = send(q, "PutObject (If-None-Match: *)", key, nullptr, {200, 412, 409, 501, 400});
+  if (r.status == 200) return CreateResult::created;
+  if (r.status == 412 || r.status == 409) return CreateResult::exists;
+  if (r.status == 400 && parse_error(r.body).code != "NotImplemented")
+    throw StorageError(EIO, fmt::format("S3 PutObject (If-None-Match: *) {}: {}", url_of(key),
+                                        explain(r.status, parse_error(r.body), bucket_)));
+  return CreateResult::unsupported;
 }
 
 Listing Client::list(const std::string& prefix, const std::string& delimiter, int max_keys, const std::string& token) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,7 +23,16 @@ struct RetryPolicy {
   double first_backoff_s = 0.1;  // doubled each retry
   double max_backoff_s = 2.0;
   std::function<void(double)> sleep;  // unset: std::this_thread::sleep_for (a test's fake records instead)
+  // The most one call may take, all its tries and backoffs together (0: no limit but the stall
+  // limits of the HTTP client). From -T (RemoteOptions::request_deadline_s), so that a server that
+  // trickles bytes or never answers fails the call inside -T instead of holding it forever.
+  double call_deadline_s = 0;
 };
+
+using Clock = std::chrono::steady_clock;
+
+// What a conditional create (PutObject with If-None-Match: *) found.
+enum class CreateResult { created, exists, unsupported };
 
 struct ObjectHead {
   std::uint64_t bytes = 0;
@@ -40,10 +50,14 @@ class Client {
   void complete(const std::string& key, const std::string& upload_id, const std::vector<PartDone>& parts,
                 std::atomic<std::uint64_t>& retries);
   void abort(const std::string& key, const std::string& upload_id);
-  std::optional<ObjectHead> head(const std::string& key);  // nullopt: 404
+  // nullopt: 404. `until`: no try starts or lasts past it (the export wait's deadline).
+  std::optional<ObjectHead> head(const std::string& key, std::optional<Clock::time_point> until = std::nullopt);
   void get_range(const std::string& key, std::uint64_t offset, char* into, std::size_t bytes,
                  std::atomic<std::uint64_t>& retries);
   void put(const std::string& key, const char* data, std::size_t bytes);
+  // PutObject with If-None-Match: * (created only if no object has the key). `unsupported`: the
+  // server answered in a way that says it does not check the condition (501, 400 NotImplemented).
+  CreateResult create_if_absent(const std::string& key, const char* data, std::size_t bytes);
   Listing list(const std::string& prefix, const std::string& delimiter, int max_keys = 1000,
                const std::string& token = "");
   void remove(const std::string& key);
@@ -53,7 +67,8 @@ class Client {
 
  private:
   HttpResponse send(HttpRequest request, const std::string& what, const std::string& key,
-                    std::atomic<std::uint64_t>* retries, std::initializer_list<long> ok = {200});
+                    std::atomic<std::uint64_t>* retries, std::initializer_list<long> ok = {200},
+                    std::optional<Clock::time_point> until = std::nullopt);
 
   HttpClient& http_;
   Endpoint endpoint_;

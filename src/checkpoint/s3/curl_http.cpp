@@ -101,6 +101,9 @@ class CurlClient final : public HttpClient {
     Transfer t{&request, &response};
     char error[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+    // An object key is sent as given: libcurl would otherwise collapse "/./" and "/../" in the path,
+    // writing another key (or another bucket's) than the one the step listing names.
+    curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     // A dead or stalled server fails the request (and the engine retries) instead of hanging it.

@@ -23,23 +23,25 @@ HsmCheck lfs_hsm_check() {
   };
 }
 
-ExportWatch::ExportWatch(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where)
-    : http_(std::move(http)), where_(std::move(where)), client_(*http_, std::move(endpoint), where_.bucket) {}
+ExportWatch::ExportWatch(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where, RetryPolicy retry)
+    : http_(std::move(http)),
+      where_(std::move(where)),
+      client_(*http_, std::move(endpoint), where_.bucket, std::move(retry)) {}
 
 ExportResult ExportWatch::wait(const std::vector<ExportShard>& shards, std::chrono::steady_clock::time_point committed,
                                double deadline_s, double poll_s, const HsmCheck& hsm) {
-  using Clock = std::chrono::steady_clock;
   const auto since = [&] { return std::chrono::duration<double>(Clock::now() - committed).count(); };
   ExportResult out;
   std::vector<bool> done(shards.size(), false);
   std::size_t left = shards.size();
+  const auto until = committed + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
   while (left > 0) {
     ++out.polls;
     for (std::size_t i = 0; i < shards.size(); ++i) {
       if (done[i]) continue;
       std::optional<ObjectHead> head;
       try {
-        head = client_.head(shards[i].key);
+        head = client_.head(shards[i].key, until);
       } catch (const StorageError&) {
         head.reset();  // a failed poll is a poll that did not find it; the deadline ends the wait
       }
@@ -62,12 +64,15 @@ ExportResult ExportWatch::wait(const std::vector<ExportShard>& shards, std::chro
 std::unique_ptr<ExportWatch> make_export_watch(const std::string& url, const RemoteOptions& remote) {
   const Location where = parse_location(url, "--export-to");
   Connection c = connect_from_environment(url, "--export-to", remote.endpoint);
-  auto watch = std::make_unique<ExportWatch>(std::move(c.http), c.endpoint, where);
+  RetryPolicy retry;
+  retry.call_deadline_s = remote.request_deadline_s;
+  auto watch = std::make_unique<ExportWatch>(std::move(c.http), c.endpoint, where, retry);
   // The bucket and the credentials are checked before anything is written.
   try {
-    Client(*watch->http(), c.endpoint, where.bucket).list(where.prefix.empty() ? "" : where.prefix + "/", "/", 1);
+    Client(*watch->http(), c.endpoint, where.bucket, retry)
+        .list(where.prefix.empty() ? "" : where.prefix + "/", "/", 1);
   } catch (const StorageError& e) {
-    throw UsageError(fmt::format("--export-to {}: {}", url, e.what()));
+    throw UsageError(fmt::format("--export-to {}: {}", redact_userinfo(url), e.what()));
   }
   return watch;
 }

@@ -39,8 +39,9 @@ HsmCheck lfs_hsm_check();
 
 class ExportWatch {
  public:
-  ExportWatch(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where);
-  // Polls every `poll_s` until every shard is complete or `deadline_s` after `committed` passed.
+  ExportWatch(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where, RetryPolicy retry = {});
+  // Polls every `poll_s` until every shard is complete or `deadline_s` after `committed` passed;
+  // no HeadObject outlasts that deadline (a stalled server ends the wait at it, not after its tries).
   ExportResult wait(const std::vector<ExportShard>& shards, std::chrono::steady_clock::time_point committed,
                     double deadline_s, double poll_s, const HsmCheck& hsm);
   const Location& where() const { return where_; }

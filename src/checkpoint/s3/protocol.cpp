@@ -13,7 +13,7 @@ namespace ccbench::checkpoint::s3 {
 bool is_s3_url(std::string_view text) { return text.rfind("s3://", 0) == 0; }
 
 Location parse_location(const std::string& url, const char* flag) {
-  if (!is_s3_url(url)) throw UsageError(fmt::format("{} {}: expected s3://BUCKET/PREFIX", flag, url));
+  if (!is_s3_url(url)) throw UsageError(fmt::format("{} {}: expected s3://BUCKET/PREFIX", flag, redact_userinfo(url)));
   std::string rest = url.substr(5);
   const auto slash = rest.find('/');
   Location l;
@@ -24,13 +24,53 @@ Location parse_location(const std::string& url, const char* flag) {
       l.bucket.size() >= 3 && l.bucket.size() <= 63 && std::all_of(l.bucket.begin(), l.bucket.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
       });
-  if (!ok) throw UsageError(fmt::format("{} {}: '{}' is not a bucket name (3-63 of a-z 0-9 . -)", flag, url, l.bucket));
+  if (!ok)
+    throw UsageError(fmt::format("{} {}: '{}' is not a bucket name (3-63 of a-z 0-9 . -)", flag, redact_userinfo(url),
+                                 redact_userinfo("s3://" + l.bucket).substr(5)));
+  // A key is not a path, but a URL's path is: libcurl (and proxies) collapse "." and ".." and a
+  // server may fold "//", so the objects written would not be the ones listed, or not in this
+  // bucket at all. Such a prefix is refused rather than guessed at.
+  std::size_t begin = 0;
+  while (!l.prefix.empty()) {
+    const std::size_t end = std::min(l.prefix.find('/', begin), l.prefix.size());
+    const std::string_view segment(l.prefix.data() + begin, end - begin);
+    if (segment.empty() || segment == "." || segment == "..")
+      throw UsageError(
+          fmt::format("{} {}: the prefix has {} segment (S3 keys here are written as given; use a "
+                      "prefix without '.', '..' or '//')",
+                      flag, url, segment.empty() ? "an empty" : fmt::format("a '{}'", segment)));
+    if (end == l.prefix.size()) break;
+    begin = end + 1;
+  }
   return l;
+}
+
+std::string redact_userinfo(std::string text) {
+  for (std::size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
+    const std::size_t host = scheme + 3;
+    const std::size_t authority_end = std::min(text.find_first_of("/?# \t\n'\"", host), text.size());
+    const std::size_t at = text.rfind('@', authority_end - 1);
+    if (at == std::string::npos || at < host) continue;
+    text.replace(host, at - host, "***");
+  }
+  return text;
+}
+
+std::string without_userinfo(std::string url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const std::size_t host = scheme + 3;
+  const std::size_t authority_end = std::min(url.find_first_of("/?#", host), url.size());
+  const std::size_t at = url.rfind('@', authority_end - 1);
+  if (at != std::string::npos && at >= host) url.erase(host, at + 1 - host);
+  return url;
 }
 
 Endpoint resolve_endpoint(const std::string& flag_value, const std::string& env_value, const std::string& region) {
   Endpoint e;
-  e.base = !flag_value.empty() ? flag_value : env_value;
+  // Requests are signed with SigV4 (its Authorization header), so user:password in the URL is never
+  // used; it is dropped here so that no message or file can show it.
+  e.base = without_userinfo(!flag_value.empty() ? flag_value : env_value);
   if (e.base.empty()) {
     e.base = fmt::format("https://s3.{}.amazonaws.com", region);
     e.virtual_hosted = true;
@@ -152,7 +192,8 @@ Listing parse_listing(const std::string& body) {
   const auto root = doc.child("ListBucketResult");
   for (const auto& c : root.children("Contents")) l.keys.emplace_back(c.child_value("Key"));
   for (const auto& c : root.children("CommonPrefixes")) l.prefixes.emplace_back(c.child_value("Prefix"));
-  if (std::string(root.child_value("IsTruncated")) == "true") l.next_token = root.child_value("NextContinuationToken");
+  l.truncated = std::string(root.child_value("IsTruncated")) == "true";
+  if (l.truncated) l.next_token = root.child_value("NextContinuationToken");
   return l;
 }
 

@@ -14,13 +14,20 @@
 namespace ccbench::checkpoint::s3 {
 
 // s3://BUCKET/PREFIX -> bucket and key prefix (no leading or trailing '/'). Throws UsageError
-// naming `flag` when it is not one.
+// naming `flag` when it is not one, or when the prefix has a ".", ".." or empty segment (libcurl
+// would collapse them in the URL: the objects written would not be the ones listed).
 struct Location {
   std::string bucket;
   std::string prefix;
 };
 Location parse_location(const std::string& url, const char* flag);
 bool is_s3_url(std::string_view text);
+
+// Every "scheme://user:password@host" in `text` as "scheme://***@host": for anything printed or
+// stored that may hold a URL (messages, command lines, result files).
+std::string redact_userinfo(std::string text);
+// The URL without its "user:password@" (an endpoint's: requests are signed with SigV4 instead).
+std::string without_userinfo(std::string url);
 
 // Where requests go: --s3-endpoint, else AWS_ENDPOINT_URL (as AWS SDKs read it), else the region's
 // AWS endpoint https://s3.REGION.amazonaws.com (virtual-hosted: BUCKET.s3.REGION...). A custom
@@ -70,6 +77,7 @@ struct Listing {
   std::vector<std::string> keys;
   std::vector<std::string> prefixes;  // CommonPrefixes with the delimiter
   std::string next_token;             // "" when not truncated
+  bool truncated = false;             // IsTruncated: more pages follow (a token must come with it)
 };
 Listing parse_listing(const std::string& body);
 

@@ -14,10 +14,13 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <random>
+#include <set>
 
 #include "checkpoint/s3/client.hpp"
 #include "checkpoint/s3/http.hpp"
 #include "checkpoint/s3/protocol.hpp"
+#include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "core/error.hpp"
 
@@ -219,12 +222,17 @@ class ReadFile final : public StorageFile {
 
 S3Storage::S3Storage(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where, RemoteOptions options,
                      RetryPolicy retry)
-    : http_(std::move(http)),
-      where_(std::move(where)),
-      options_(std::move(options)),
-      client_(std::make_unique<Client>(*http_, std::move(endpoint), where_.bucket, std::move(retry))) {}
+    : http_(std::move(http)), where_(std::move(where)), options_(std::move(options)), token_(random_token()) {
+  if (retry.call_deadline_s <= 0) retry.call_deadline_s = options_.request_deadline_s;
+  client_ = std::make_unique<Client>(*http_, std::move(endpoint), where_.bucket, std::move(retry));
+}
 
 S3Storage::~S3Storage() = default;
+
+std::string S3Storage::random_token() {
+  std::random_device random;
+  return fmt::format("{:08x}{:08x}", random(), random());
+}
 
 std::string S3Storage::key_of(const std::string& path) const {
   const Location l = parse_location(path, "--target");
@@ -238,14 +246,36 @@ std::unique_ptr<StorageFile> S3Storage::open(const std::string& path, OpenFor mo
   return std::make_unique<WriteFile>(*client_, key_of(path), options_);
 }
 
-void S3Storage::remove_tree(const std::string& path) {
-  const std::string prefix = key_of(path) + "/";
+void S3Storage::list_all(const std::string& prefix, const std::string& delimiter,
+                         const std::function<void(const Listing&)>& each) {
+  // A server that answers IsTruncated forever with the same token would keep this loop (and the
+  // run) going: a token seen before ends it with an error, as does a truncated page without one.
+  std::set<std::string> seen;
   std::string token;
   do {
-    const Listing l = client_->list(prefix, "", 1000, token);
-    for (const auto& k : l.keys) client_->remove(k);
+    const Listing l = client_->list(prefix, delimiter, 1000, token);
+    each(l);
+    if (l.truncated && l.next_token.empty())
+      throw StorageError(EIO, fmt::format("S3 ListObjectsV2 {}: IsTruncated without a NextContinuationToken",
+                                          client_->url_of(prefix)));
+    if (l.truncated && !seen.insert(l.next_token).second)
+      throw StorageError(EIO, fmt::format("S3 ListObjectsV2 {}: the server sent the continuation token '{}' again "
+                                          "(a listing that would never end)",
+                                          client_->url_of(prefix), l.next_token.substr(0, 64)));
     token = l.next_token;
   } while (!token.empty());
+}
+
+void S3Storage::remove_tree(const std::string& path) {
+  const std::string key = key_of(path);
+  // Only a step this run claimed: anything else under the prefix may be another run's objects.
+  if (claimed_.count(key) == 0)
+    throw StorageError(EPERM, fmt::format("S3 {}: not removed: this run did not create that step (its objects may be "
+                                          "another run's)",
+                                          path));
+  list_all(key + "/", "", [&](const Listing& l) {
+    for (const auto& k : l.keys) client_->remove(k);
+  });
 }
 
 void S3Storage::rename(const std::string& from, const std::string& to) {
@@ -258,18 +288,66 @@ std::vector<std::string> S3Storage::entries(const std::string& dir) {
   const std::string key = key_of(dir);
   const std::string prefix = key.empty() ? "" : key + "/";
   std::vector<std::string> out;
-  std::string token;
-  do {
-    const Listing l = client_->list(prefix, "/", 1000, token);
+  list_all(prefix, "/", [&](const Listing& l) {
     for (const auto& p : l.prefixes) {
-      std::string name = p.substr(prefix.size());
+      std::string name = p.substr(std::min(prefix.size(), p.size()));
       if (!name.empty() && name.back() == '/') name.pop_back();
       out.push_back(name);
     }
-    for (const auto& k : l.keys) out.push_back(k.substr(prefix.size()));
-    token = l.next_token;
-  } while (!token.empty());
+    for (const auto& k : l.keys) out.push_back(k.substr(std::min(prefix.size(), k.size())));
+  });
   return out;
+}
+
+bool S3Storage::conditional_create_checked() {
+  if (conditional_create_) return *conditional_create_;
+  // Some servers (Swift 2.30's s3api among them) may store an If-None-Match PUT without checking
+  // the condition: a probe object created twice tells. Only a second create that is refused counts.
+  const std::string base = where_.prefix.empty() ? "" : where_.prefix + "/";
+  const std::string probe = base + ".ccbench-claim-probe-" + token_;
+  const CreateResult first = client_->create_if_absent(probe, token_.data(), token_.size());
+  const CreateResult second = first == CreateResult::created
+                                  ? client_->create_if_absent(probe, token_.data(), token_.size())
+                                  : CreateResult::unsupported;
+  if (first == CreateResult::created) client_->remove(probe);
+  conditional_create_ = first == CreateResult::created && second == CreateResult::exists;
+  return *conditional_create_;
+}
+
+std::string S3Storage::claim_step(const std::string& target, int next_step) {
+  const std::string key = key_of(target);
+  const std::string base = key.empty() ? "" : key + "/";
+  // The numbering counts this engine's run-unique steps (step-NNNNNN-<token>) too.
+  int last = next_step - 1;
+  for (const auto& name : entries(target)) {
+    if (name.rfind("step-", 0) != 0) continue;
+    const std::size_t end = std::min(name.find('-', 5), name.size());
+    const std::string digits = name.substr(5, end - 5);
+    if (!digits.empty() && digits.size() <= 9 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      last = std::max(last, std::stoi(digits));
+  }
+  if (!conditional_create_checked()) {
+    // No conditional create: a name no other run can pick (the token is this run's).
+    const std::string name = fmt::format("{}-{}", step_name(last + 1), token_);
+    claimed_.insert(base + name);
+    return name;
+  }
+  const std::string claim = token_ + "\n";
+  constexpr int kTries = 1000;
+  for (int step = last + 1; step <= last + kTries; ++step) {
+    const std::string name = step_name(step);
+    const CreateResult r = client_->create_if_absent(base + name + "/" + kClaimName, claim.data(), claim.size());
+    if (r == CreateResult::exists) continue;  // another run's step: the next number
+    if (r == CreateResult::unsupported)
+      throw StorageError(EIO, fmt::format("S3 PutObject (If-None-Match: *) {}: the server stopped checking the "
+                                          "condition it checked at the probe",
+                                          client_->url_of(base + name + "/" + kClaimName)));
+    claimed_.insert(base + name);
+    return name;
+  }
+  throw StorageError(
+      EEXIST, fmt::format("S3 {}: steps {} to {} are all claimed by other runs", target, last + 1, last + kTries));
 }
 
 std::string S3Storage::unusable(const std::string&) {

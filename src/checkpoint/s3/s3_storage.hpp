@@ -2,7 +2,10 @@
 // Exposed (not only through make_s3_storage) so a test drives it over a scripted HttpClient.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ class S3Storage final : public Storage {
   std::string name() const override { return "s3"; }
   std::unique_ptr<StorageFile> open(const std::string& path, OpenFor mode, const OpenOptions& options) override;
   void make_dir(const std::string&) override {}  // prefixes exist as soon as a key is under them
+  // Only a step this run claimed (claim_step): a failed trial's cleanup never deletes another run's.
   void remove_tree(const std::string& path) override;
   void rename(const std::string& from, const std::string& to) override;  // only from == to (no rename in S3)
   void sync_dir(const std::string&) override {}  // an object is durable when its upload completed
@@ -28,14 +32,27 @@ class S3Storage final : public Storage {
   std::string unusable(const std::string& target) override;
   std::vector<std::string> entries(const std::string& dir) override;
   bool commits_by_rename() const override { return false; }
+  // The step's claim object PREFIX/step-NNNNNN/ccbench-claim created with If-None-Match: * (a taken
+  // number: the next one), where the server checks that condition (probed once); otherwise the
+  // run-unique step-NNNNNN-<token>. Two runs into one prefix never share a step.
+  std::string claim_step(const std::string& target, int next_step) override;
+
+  static constexpr const char* kClaimName = "ccbench-claim";
 
  private:
   std::string key_of(const std::string& path) const;  // s3://bucket/a/b -> a/b
+  static std::string random_token();
+  bool conditional_create_checked();
+  void list_all(const std::string& prefix, const std::string& delimiter,
+                const std::function<void(const Listing&)>& each);
 
   std::unique_ptr<HttpClient> http_;
   Location where_;
   RemoteOptions options_;
   std::unique_ptr<Client> client_;
+  std::string token_;                       // this run's, in claims and run-unique step names
+  std::optional<bool> conditional_create_;  // probed on the first claim
+  std::set<std::string> claimed_;           // keys of the steps this run claimed
 };
 
 }  // namespace ccbench::checkpoint::s3

@@ -1,11 +1,20 @@
 // The S3 engine without a server: canonical query strings and URLs against hand-written values,
 // the multipart ETag against hashlib's (constants computed with Python's hashlib, independent of
 // OpenSSL here), and the upload's retry and abort logic over a scripted fake of our HttpClient.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 
 #include "checkpoint/s3/client.hpp"
 #include "checkpoint/s3/export_watch.hpp"
@@ -326,6 +335,349 @@ TEST(S3Export, AShortObjectOrADirtyFileIsNotExported) {
   };
   EXPECT_EQ(w2.wait(two_shards(), std::chrono::steady_clock::now(), 0.02, 0.01, dirty).missing,
             std::vector<std::string>{"dra/step-000001/rank-00001.shard"});
+}
+
+}  // namespace
+}  // namespace ccbench::checkpoint::s3
+
+// Issue 27 (items 2, 3, 7, 8, 9): prefixes that are not keys, two runs in one prefix, credentials in
+// endpoint URLs, and deadlines on every call.
+namespace ccbench::checkpoint::s3 {
+namespace {
+
+std::string usage_message(const std::string& url, const char* flag) {
+  try {
+    parse_location(url, flag);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(S3Safety, DotAndEmptySegmentsInThePrefixAreRefusedNamingTheFlag) {
+  EXPECT_EQ(usage_message("s3://ckpt/x/../real", "--target"),
+            "--target s3://ckpt/x/../real: the prefix has a '..' segment (S3 keys here are written as given; use a "
+            "prefix without '.', '..' or '//')");
+  EXPECT_NE(usage_message("s3://ckpt/../victim/data", "--target").find("--target s3://ckpt/../victim/data: "),
+            std::string::npos);
+  EXPECT_NE(usage_message("s3://ckpt/./x", "--export-to").find("--export-to s3://ckpt/./x: the prefix has a '.'"),
+            std::string::npos);
+  EXPECT_NE(usage_message("s3://ckpt/a//b", "--target").find("an empty segment"), std::string::npos);
+  EXPECT_NE(usage_message("s3://ckpt//a", "--target").find("an empty segment"), std::string::npos);
+  EXPECT_NE(usage_message("s3://ckpt/..", "--target").find("'..' segment"), std::string::npos);
+  // Dots inside a segment are ordinary key characters.
+  EXPECT_EQ(parse_location("s3://ckpt/run.1/..x/y.", "--target").prefix, "run.1/..x/y.");
+  EXPECT_EQ(parse_location("s3://ckpt/a/b/", "--target").prefix, "a/b");
+}
+
+// A one-request HTTP server on 127.0.0.1: records the request line, answers 404.
+class RequestLineServer {
+ public:
+  RequestLineServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) != 0)
+      throw std::runtime_error("cannot listen on 127.0.0.1");
+    port = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string got;
+      char buf[4096];
+      while (got.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t k = ::read(c, buf, sizeof buf);
+        if (k <= 0) break;
+        got.append(buf, static_cast<std::size_t>(k));
+      }
+      line_ = got.substr(0, got.find("\r\n"));
+      const std::string answer = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)!::write(c, answer.data(), answer.size());
+      ::close(c);
+    });
+  }
+  ~RequestLineServer() {
+    if (thread_.joinable()) {
+      ::shutdown(fd_, SHUT_RDWR);
+      thread_.join();
+    }
+    ::close(fd_);
+  }
+  std::string request_line() {
+    thread_.join();
+    return line_;
+  }
+  int port = 0;
+
+ private:
+  int fd_ = -1;
+  std::string line_;
+  std::thread thread_;
+};
+
+TEST(S3Safety, KeysAreSentAsGivenWithoutCollapsingDotSegments) {
+  EXPECT_EQ(object_url(Endpoint{"http://h:1", false}, "ckpt", "x/../real/./k", "list-type=2"),
+            "http://h:1/ckpt/x/../real/./k?list-type=2");
+  RequestLineServer server;
+  auto http = make_curl_client({}, "us-east-1");
+  HttpRequest q{"GET", fmt::format("http://127.0.0.1:{}/ckpt/x/../real/./k", server.port), {}};
+  q.timeout_ms = 10000;
+  const HttpResponse r = http->send(q);
+  EXPECT_EQ(r.status, 404) << r.error;
+  EXPECT_EQ(server.request_line(), "GET /ckpt/x/../real/./k HTTP/1.1");
+}
+
+TEST(S3Safety, UserinfoInAnEndpointIsNeitherSentNorShown) {
+  EXPECT_EQ(redact_userinfo("AWS_ENDPOINT_URL=http://user:hunter2@127.0.0.1:9/x and https://a@b, s3://ckpt/a@b"),
+            "AWS_ENDPOINT_URL=http://***@127.0.0.1:9/x and https://***@b, s3://ckpt/a@b");
+  EXPECT_EQ(without_userinfo("http://user:hunter2@127.0.0.1:9/p@q"), "http://127.0.0.1:9/p@q");
+  EXPECT_EQ(resolve_endpoint("", "http://user:hunter2@127.0.0.1:9", "r").base, "http://127.0.0.1:9");
+  EXPECT_EQ(resolve_endpoint("https://k:hunter2@s3.example/", "", "r").base, "https://s3.example");
+  EXPECT_EQ(usage_message("s3://u:hunter2@ckpt/x", "--target").find("hunter2"), std::string::npos)
+      << usage_message("s3://u:hunter2@ckpt/x", "--target");
+  EXPECT_NE(usage_message("s3://u:hunter2@ckpt/x", "--target").find("--target s3://***@ckpt/x"), std::string::npos);
+  // The client's own message about a dead endpoint (what the issue saw echoed).
+  class Dead final : public HttpClient {
+   public:
+    HttpResponse send(const HttpRequest&) override {
+      HttpResponse r;
+      r.error = "Couldn't connect to server";
+      return r;
+    }
+  } dead;
+  RetryPolicy once;
+  once.attempts = 1;
+  Client c(dead, Endpoint{"http://user:hunter2@127.0.0.1:9", false}, "ckpt", once);
+  try {
+    c.list("run/", "/", 1);
+    FAIL() << "listed";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no response from http://***@127.0.0.1:9"), std::string::npos) << e.what();
+  }
+}
+
+// A server that stalls every request until the client's own limit for it (as curl's timeout would
+// end it), and records the limits it was given. A request with no limit stalls 1 s and fails.
+class StallingServer final : public HttpClient {
+ public:
+  HttpResponse send(const HttpRequest& q) override {
+    {
+      std::lock_guard lock(mutex_);
+      limits_ms.push_back(q.timeout_ms);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(q.timeout_ms > 0 ? q.timeout_ms : 1000));
+    HttpResponse r;
+    r.error = "Operation timed out";
+    return r;
+  }
+  std::vector<long> limits() {
+    std::lock_guard lock(mutex_);
+    return limits_ms;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<long> limits_ms;
+};
+
+TEST(S3Safety, EveryCallWithItsTriesEndsByItsDeadline) {
+  StallingServer server;
+  RetryPolicy retry;
+  retry.sleep = [](double) {};
+  retry.call_deadline_s = 0.3;
+  Client c(server, Endpoint{"http://s3.test", false}, "ckpt", retry);
+  try {
+    c.list("run/", "/", 1);
+    FAIL() << "listed";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the call's deadline (0.3 s, a quarter of -T) passed"), std::string::npos)
+        << e.what();
+  }
+  long total_ms = 0;
+  for (long ms : server.limits()) {
+    EXPECT_GT(ms, 0);
+    total_ms += ms;
+  }
+  EXPECT_LE(total_ms, 300);
+}
+
+TEST(S3Safety, TheExportWaitEndsAtItsDeadlineWhenHeadObjectStalls) {
+  auto server = std::make_unique<StallingServer>();
+  StallingServer* seen = server.get();
+  ExportWatch w(std::move(server), Endpoint{"http://s3.test", false}, Location{"ckpt", "dra"});
+  const ExportResult r = w.wait(two_shards(), std::chrono::steady_clock::now(), 0.2, 0.01, nullptr);
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.missing.size(), 2U);
+  long total_ms = 0;
+  for (long ms : seen->limits()) {
+    EXPECT_GT(ms, 0);
+    total_ms += ms;
+  }
+  EXPECT_LE(total_ms, 200);
+}
+
+// An object store in memory, shared by the runs' clients: PUT (If-None-Match: * checked when
+// `checks_condition`), DELETE, ListObjectsV2 with a delimiter (one page).
+struct Bucket {
+  std::mutex mutex;
+  std::map<std::string, std::string> objects;
+  bool checks_condition = true;
+};
+
+std::string decoded(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string query_value(const std::string& query, const std::string& name) {
+  const auto at = ("&" + query).find("&" + name + "=");
+  if (at == std::string::npos) return "";
+  const std::string rest = query.substr(at + name.size() + 1);
+  return decoded(rest.substr(0, rest.find('&')));
+}
+
+class BucketServer final : public HttpClient {
+ public:
+  explicit BucketServer(Bucket& b) : b_(b) {}
+  HttpResponse send(const HttpRequest& q) override {
+    std::lock_guard lock(b_.mutex);
+    const std::string path = q.url.substr(std::string("http://s3.test/ckpt/").size());
+    const std::string key = decoded(path.substr(0, path.find('?')));
+    const std::string query = path.find('?') == std::string::npos ? "" : path.substr(path.find('?') + 1);
+    HttpResponse r;
+    r.status = 200;
+    if (q.method == "PUT") {
+      bool conditional = false;
+      for (const auto& [k, v] : q.headers) conditional |= k == "If-None-Match" && v == "*";
+      if (conditional && b_.checks_condition && b_.objects.count(key) > 0) {
+        r.status = 412;
+        r.body = "<Error><Code>PreconditionFailed</Code></Error>";
+      } else {
+        b_.objects[key] = std::string(q.body, q.body_bytes);
+      }
+    } else if (q.method == "DELETE") {
+      b_.objects.erase(key);
+      r.status = 204;
+    } else if (q.method == "GET" && key.empty()) {
+      const std::string prefix = query_value(query, "prefix"), delimiter = query_value(query, "delimiter");
+      std::set<std::string> prefixes;
+      r.body = "<ListBucketResult><IsTruncated>false</IsTruncated>";
+      for (const auto& [k, v] : b_.objects) {
+        if (k.rfind(prefix, 0) != 0) continue;
+        const auto cut = delimiter.empty() ? std::string::npos : k.find(delimiter, prefix.size());
+        if (cut != std::string::npos)
+          prefixes.insert(k.substr(0, cut + 1));
+        else
+          r.body += "<Contents><Key>" + k + "</Key></Contents>";
+      }
+      for (const auto& p : prefixes) r.body += "<CommonPrefixes><Prefix>" + p + "</Prefix></CommonPrefixes>";
+      r.body += "</ListBucketResult>";
+    } else {
+      r.status = 404;
+    }
+    return r;
+  }
+
+ private:
+  Bucket& b_;
+};
+
+std::unique_ptr<S3Storage> run_on(Bucket& b) {
+  RetryPolicy retry;
+  retry.sleep = [](double) {};
+  return std::make_unique<S3Storage>(std::make_unique<BucketServer>(b), Endpoint{"http://s3.test", false},
+                                     Location{"ckpt", "run"}, RemoteOptions{}, retry);
+}
+
+TEST(S3Safety, TwoRunsClaimDifferentStepsAndNeitherRemovesTheOthers) {
+  Bucket b;
+  auto first = run_on(b), second = run_on(b);
+  // Both numbered their step from the same listing (nothing there yet): 1.
+  EXPECT_EQ(first->claim_step("s3://ckpt/run", 1), "step-000001");
+  EXPECT_EQ(second->claim_step("s3://ckpt/run", 1), "step-000002");
+  b.objects["run/step-000001/rank-00000.shard"] = "first's";
+  b.objects["run/step-000002/rank-00000.shard"] = "second's";
+  try {
+    second->remove_tree("s3://ckpt/run/step-000001");
+    FAIL() << "removed another run's step";
+  } catch (const StorageError& e) {
+    EXPECT_EQ(e.error(), EPERM);
+    EXPECT_NE(std::string(e.what()).find("not removed: this run did not create that step"), std::string::npos);
+  }
+  EXPECT_EQ(b.objects.count("run/step-000001/rank-00000.shard"), 1U);
+  second->remove_tree("s3://ckpt/run/step-000002");
+  EXPECT_EQ(b.objects.count("run/step-000002/rank-00000.shard"), 0U);
+  EXPECT_EQ(b.objects.count("run/step-000002/ccbench-claim"), 0U);
+  EXPECT_EQ(b.objects.count("run/step-000001/ccbench-claim"), 1U);
+  // The probe object is gone again; the next claim of the first run is past both.
+  for (const auto& [k, v] : b.objects) EXPECT_EQ(k.find("probe"), std::string::npos) << k;
+  EXPECT_EQ(first->claim_step("s3://ckpt/run", 2), "step-000002");  // the second run's step is free again
+}
+
+TEST(S3Safety, WithoutConditionalCreatesEachRunNamesItsStepsUniquely) {
+  Bucket b;
+  b.checks_condition = false;  // stores an If-None-Match PUT without checking it (as Swift 2.30 may)
+  auto first = run_on(b), second = run_on(b);
+  const std::string a = first->claim_step("s3://ckpt/run", 1), c = second->claim_step("s3://ckpt/run", 1);
+  EXPECT_EQ(a.rfind("step-000001-", 0), 0U) << a;
+  EXPECT_EQ(c.rfind("step-000001-", 0), 0U) << c;
+  EXPECT_NE(a, c);
+  b.objects["run/" + a + "/rank-00000.shard"] = "first's";
+  const std::string next = first->claim_step("s3://ckpt/run", 1);
+  EXPECT_EQ(next.rfind("step-000002-", 0), 0U) << next;
+  EXPECT_THROW(second->remove_tree("s3://ckpt/run/" + a), StorageError);
+  EXPECT_EQ(b.objects.count("run/" + a + "/rank-00000.shard"), 1U);
+}
+
+// A server that answers every listing "truncated, continue with the same token" (or with none);
+// after 100 pages it ends the listing, so that a client that does not stop fails the test, not hangs.
+class EndlessListing final : public HttpClient {
+ public:
+  std::string token = "AAAA";
+  int pages = 0;
+  HttpResponse send(const HttpRequest&) override {
+    ++pages;
+    HttpResponse r;
+    r.status = 200;
+    const bool more = pages < 100;
+    r.body = std::string("<ListBucketResult><IsTruncated>") + (more ? "true" : "false") + "</IsTruncated>" +
+             (token.empty() || !more ? std::string() : "<NextContinuationToken>" + token + "</NextContinuationToken>") +
+             "<CommonPrefixes><Prefix>run/step-000001/</Prefix></CommonPrefixes></ListBucketResult>";
+    return r;
+  }
+};
+
+TEST(S3Safety, ARepeatedContinuationTokenEndsTheListingWithAnError) {
+  for (const std::string token : {"AAAA", ""}) {
+    auto server = std::make_unique<EndlessListing>();
+    server->token = token;
+    EndlessListing* seen = server.get();
+    S3Storage storage(std::move(server), Endpoint{"http://s3.test", false}, Location{"ckpt", "run"}, {});
+    try {
+      storage.entries("s3://ckpt/run");
+      FAIL() << "listed";
+    } catch (const StorageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(token.empty() ? "S3 ListObjectsV2 s3://ckpt/run/: IsTruncated without a NextContinuationToken"
+                                     : "S3 ListObjectsV2 s3://ckpt/run/: the server sent the continuation token "
+                                       "'AAAA' again"),
+                std::string::npos)
+          << m;
+    }
+    EXPECT_LE(seen->pages, 2);
+  }
 }
 
 }  // namespace
