@@ -456,15 +456,20 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
   }
   // Step numbers have six digits: a run that would need step-1000000 is refused before writing.
-  if (opt.write) {
+  // (An object store's steps are claimed one by one in the trial loop, under the watchdog.)
+  if (opt.write && !object_store) {
     std::string steps_error;
     if (ch.is_root()) {
-      const int last = last_step(storage->entries(opt.target));
-      if (steps_left(last) < config.trials)
-        steps_error = fmt::format(
-            "--target {}: {} is the highest step and step numbers end at {}: no room for {} "
-            "trial(s) (remove or rename the old steps)",
-            opt.target, step_name(last), step_name(kMaxStep), config.trials);
+      try {
+        const int last = last_step(storage->entries(opt.target));
+        if (steps_left(last) < config.trials)
+          steps_error = fmt::format(
+              "--target {}: {} is the highest step and step numbers end at {}: no room for {} "
+              "trial(s) (remove or rename the old steps)",
+              opt.target, step_name(last), step_name(kMaxStep), config.trials);
+      } catch (const StorageError& e) {
+        steps_error = fmt::format("--target {}: {}", opt.target, e.what());
+      }
     }
     if (auto failed = ch.agree_on_error(steps_error)) return usage(*failed);
   }

@@ -317,15 +317,13 @@ bool S3Storage::conditional_create_checked() {
 std::string S3Storage::claim_step(const std::string& target, int next_step) {
   const std::string key = key_of(target);
   const std::string base = key.empty() ? "" : key + "/";
-  // The numbering counts this engine's run-unique steps (step-NNNNNN-<token>) too.
+  // The numbering counts this engine's run-unique steps (step-NNNNNN-<token>) too. Six digits, as
+  // step_dirs reads them: a user's step-999999999 is not a step, so it never makes the next one
+  // a name that the numbering would then ignore.
   int last = next_step - 1;
   for (const auto& name : entries(target)) {
-    if (name.rfind("step-", 0) != 0) continue;
-    const std::size_t end = std::min(name.find('-', 5), name.size());
-    const std::string digits = name.substr(5, end - 5);
-    if (!digits.empty() && digits.size() <= 9 &&
-        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      last = std::max(last, std::stoi(digits));
+    const bool numbered = name.size() == 11 || (name.size() > 11 && name[11] == '-');
+    if (numbered) last = std::max(last, step_of(name.substr(0, 11)));
   }
   if (!conditional_create_checked()) {
     // No conditional create: a name no other run can pick (the token is this run's).

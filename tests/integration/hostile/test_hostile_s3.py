@@ -197,7 +197,7 @@ class HostileS3(unittest.TestCase):
         out = self.d / "export.json"
         p, took = self.checkpoint(["--target", str(target), "--shard-bytes", "64K", "--transfer-size", "64K",
                                    "--phases", "write", "--export-to", "s3://ckpt/exp", "--export-deadline", "1",
-                                   "--s3-endpoint", s.url, "-T", "15", "-J", str(out)], timeout=60)
+                                   "--s3-endpoint", s.url, "-T", "15", "--keep", "1", "-J", str(out)], timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(s.stalled.is_set(), "no HeadObject reached the server")
         self.assertIn("# export NOT finished: 1 of 1 shards not in s3://ckpt/exp after the 1 s deadline "
