@@ -37,7 +37,8 @@ usage: $0 [options] [-- extra ccbench run flags]
 Runs the same ccbench sweep on two emulated fabrics (baseline, then candidate), writes two result
 files with their fabric metadata, and runs 'ccbench compare BASE CAND --claim FILE --looks once'
 (the launch count is fixed in advance, so compare's single-look rule applies): the verdict is
-printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable, 4 inconclusive; 2 usage; other codes: a sweep failed, with ccbench run's code).
+printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable, 4 inconclusive;
+2 usage; other codes: a sweep failed, with ccbench run's code).
 
 NEEDS ROOT. While it runs, this machine gets network namespaces ccb-br and ccb-h0..ccb-hN-1
 (each host's veth pairs, the bridges, addresses in ${CCB_EMU_SUBNET}.0/24 and
