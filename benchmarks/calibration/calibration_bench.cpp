@@ -41,7 +41,7 @@ Counts cell(const NoiseModel& b, const NoiseModel& c, const CompareOptions& o, d
 }
 
 CompareOptions gate(double threshold) {
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.gate = Gate{threshold, 0.05};
   return o;
 }
@@ -157,7 +157,7 @@ void coverage_table() {
   for (int trials : {3, 5, 10}) {
     for (double sigma : {0.005, 0.01, 0.02}) {
       const auto m = model(trials, sigma);
-      const auto c = cell(m, m, CompareOptions{}, 0.0);
+      const auto c = cell(m, m, one_look(), 0.0);
       fmt::print("| {} | {}% | {} | {} | {} |\n", trials, sigma * 100.0, pct(c.rate(c.covered95)),
                  pct(c.rate(c.covered90)), pct(c.rate(c.p_below_05)));
     }
@@ -180,7 +180,7 @@ void coverage_table() {
         }
         auto c = b;
         c.ratio = [](const std::string&, std::size_t) { return 1.18; };
-        CompareOptions o;
+        CompareOptions o = one_look();
         o.statistic = Statistic::max;
         const auto r = cell(b, c, o, std::log(1.18));
         fmt::print("| {} | {} | {}% | {:+.2f}% | {} | {} |\n", rows, trials, sigma * 100.0,
@@ -197,7 +197,7 @@ void coverage_table() {
       b.launch_common = common;
       auto c = b;
       c.ratio = [](const std::string&, std::size_t) { return 1.18; };
-      CompareOptions o;
+      CompareOptions o = one_look();
       o.statistic = Statistic::max;
       const auto r = cell(b, c, o, std::log(1.18));
       fmt::print("| 30, launch effect {} | {} | 1% | {:+.2f}% | {} | {} |\n",
@@ -218,7 +218,7 @@ Counts claim_cell(double ratio, Statistic st, int trials, double sigma, double c
   b.launch_common = common;
   auto c = b;
   c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.claim = claim_18(st);
   return cell(b, c, o, std::log(ratio));
 }
@@ -298,7 +298,7 @@ void shape_table() {
         c.ratio = [one, rest, last](const std::string& op, std::size_t i) {
           return op == "allreduce" && i == last ? one : rest;
         };
-        CompareOptions o;
+        CompareOptions o = one_look();
         o.claim = claim_18(Statistic::max);
         row += fmt::format(" {} |", cri(cell(b, c, o, std::log(std::max(one, rest)))));
       }

@@ -7,6 +7,9 @@
 // ratio against the band (inside: "confirmed", outside: "refuted"). Prints, per true ratio, how
 // often each is right and wrong and the ratio of their error rates.
 //   build/benchmarks/decisive/decisive_bench [FLEETS] [MAX]   (default 100 fleets, 20 launches)
+// `decisive_bench looks [FLEETS] [COMMON]` prints the table of docs/compare.md "Asking again": the same
+// team asking after every added launch from 5 to 20 a side under --looks once and --looks sequential,
+// per true ratio (the band's edges included) the wrong verdicts and the launches to a decision.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -52,6 +55,7 @@ Tally run(double ratio, Statistic st, double common, int fleets, int max_launche
   const bool inside = ratio >= claim.lower() && ratio <= claim.upper();
   compare::CompareOptions o;
   o.claim = claim;
+  o.looks = compare::Looks::once;  // the table of the single-look rule (the "looks" mode has both)
   for (int f = 0; f < fleets; ++f) {
     NoiseModel b;
     b.sizes = claim_sizes();
@@ -85,10 +89,69 @@ Tally run(double ratio, Statistic st, double common, int fleets, int max_launche
 }
 
 std::string pct(int k, int n) { return n ? fmt::format("{:.0f}%", 100.0 * k / n) : "-"; }
+std::string pct1(int k, int n) { return n ? fmt::format("{:.1f}%", 100.0 * k / n) : "-"; }
+
+// Wrong verdicts: refuted at a true ratio inside the band (edges included), confirmed at one outside
+// it (edges included).
+std::string wrong_cell(const AskedCounts& a, double ratio, const compare::Claim& claim) {
+  const bool lower_edge = std::abs(ratio - claim.lower()) < 1e-9, upper_edge = std::abs(ratio - claim.upper()) < 1e-9;
+  if (lower_edge || upper_edge) {
+    return fmt::format("{} refuted, {} confirmed", pct1(a.wrong_refuted, a.runs), pct1(a.wrong_confirmed, a.runs));
+  }
+  return pct1(a.wrong_refuted + a.wrong_confirmed, a.runs);
+}
+
+int looks_table(int fleets, const std::vector<double>& commons) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fmt::print(
+      "claim \"18% +- 5%\" (band [1.13, 1.23]), 30 rows, 1% launch noise, {} fleets a cell; a team asks after every "
+      "added launch from 5 to 20 a side and stops at the first confirmed or refuted verdict\n\n",
+      fleets);
+  fmt::print(
+      "| statistic | launch effect | true ratio | once: confirmed / refuted / inconclusive | once: wrong | sequential: "
+      "confirmed / refuted / inconclusive | sequential: wrong | sequential: median launches a side (undecided "
+      "counted at 20) |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto st : {Statistic::geomean, Statistic::max}) {
+    for (const double common : commons) {
+      for (const double ratio : {1.00, 1.10, 1.13, 1.15, 1.18, 1.21, 1.23, 1.25, 1.30}) {
+        NoiseModel b;
+        b.sizes = claim_sizes();
+        b.launch_common = common;
+        NoiseModel c = b;
+        c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+        compare::CompareOptions o;
+        o.claim = claim_18(st);
+        std::vector<AskedCounts> by_rule;
+        for (const auto looks : {compare::Looks::once, compare::Looks::sequential}) {
+          o.looks = looks;
+          by_rule.push_back(run_asked(b, c, o, fleets, 4409, ratio, 5, 20));
+        }
+        const auto cells = [&](const AskedCounts& a) {
+          return fmt::format("{} / {} / {}", pct(a.confirmed, a.runs), pct(a.refuted, a.runs),
+                             pct(a.inconclusive, a.runs));
+        };
+        fmt::print("| {} | {} | {:.2f} | {} | {} | {} | {} | {:g} |\n", compare::name(st),
+                   common == 1.0 ? "all common" : "half common", ratio, cells(by_rule[0]),
+                   wrong_cell(by_rule[0], ratio, o.claim.value()), cells(by_rule[1]),
+                   wrong_cell(by_rule[1], ratio, o.claim.value()), by_rule[1].median_launches);
+        std::fflush(stdout);
+      }
+    }
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("\n{:.0f} s\n", s);
+  return 0;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "looks") {
+    const int fleets = argc > 2 ? std::max(10, std::atoi(argv[2])) : 100;
+    std::vector<double> commons = {0.5, 1.0};
+    if (argc > 3) commons = {std::atof(argv[3])};
+    return looks_table(fleets, commons);
+  }
   const int fleets = argc > 1 ? std::max(10, std::atoi(argv[1])) : 100;
   const int max_launches = argc > 2 ? std::clamp(std::atoi(argv[2]), 3, 100) : 20;
   const auto t0 = std::chrono::steady_clock::now();

@@ -35,9 +35,10 @@ usage() {
 usage: $0 [options] [-- extra ccbench run flags]
 
 Runs the same ccbench sweep on two emulated fabrics (baseline, then candidate), writes two result
-files with their fabric metadata, and runs 'ccbench compare BASE CAND --claim FILE': the verdict
-is printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable,
-4 inconclusive; 2 usage; other codes: a sweep failed, with ccbench run's code).
+files with their fabric metadata, and runs 'ccbench compare BASE CAND --claim FILE --looks once'
+(the launch count is fixed in advance, so compare's single-look rule applies): the verdict is
+printed and is this script's exit code (0 confirmed, 1 refuted, 3 not comparable, 4 inconclusive;
+2 usage; other codes: a sweep failed, with ccbench run's code).
 
 NEEDS ROOT. While it runs, this machine gets network namespaces ${CCB_EMU_PREFIX}-br and ${CCB_EMU_PREFIX}-h0..${CCB_EMU_PREFIX}-hN-1
 (each host's veth pairs, the bridges, addresses in ${CCB_EMU_SUBNET}.0/24 and
@@ -181,11 +182,13 @@ fi
 echo
 echo "== verdict"
 rc=0
-"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+# The launch count is fixed in advance and compare asked once: the single-look rule (docs/compare.md
+# "Asking again").
+"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" --looks once \
   --format json --out "$out/verdict.json" >/dev/null || rc=$?
 if [[ $rc -eq 2 ]]; then
   echo "migrate.sh: ccbench compare failed (exit 2)" >&2
-  "$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" || true
+  "$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" --looks once || true
   exit 2
 fi
 "$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" \

@@ -69,7 +69,7 @@ int compare_main(int argc, char** argv) {
       "a path that exists is taken whole).",
       "ccbench compare"};
   std::string base, cand, claim_file, expect, tolerance = "5%", statistic, metric, ops, min_bytes, max_bytes;
-  std::string normalize, gate, threshold = "5%", format = "text", out;
+  std::string normalize, gate, threshold = "5%", format = "text", out, looks = "sequential";
   std::vector<std::string> allow;
   std::uint64_t seed = 20250709;
   int resamples = 10000, min_trials = 5;
@@ -95,6 +95,10 @@ int compare_main(int argc, char** argv) {
   app.add_option("--resamples", resamples,
                  "resampled launch sets for the max's simultaneous level (default 10000; 0: Bonferroni)")
       ->check(CLI::Range(0, 10000000));
+  app.add_option("--looks", looks,
+                 "sequential: verdicts stay valid when asked again after adding launches (default); once: one look "
+                 "at a launch count fixed in advance")
+      ->check(CLI::IsMember({"once", "sequential"}));
   app.add_option("--min-trials", min_trials, "trials per side for the table's trial unit and for claims (default 5)")
       ->check(CLI::Range(2, 1000));
   try {
@@ -113,6 +117,7 @@ int compare_main(int argc, char** argv) {
     o.resamples = resamples;
     o.min_trials = min_trials;
     o.alpha = alpha;
+    o.looks = *parse_looks(looks);
     for (const auto& a : allow) {
       for (const auto& k : split_commas(a)) o.allow_mismatch.insert(k);
     }

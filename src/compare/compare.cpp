@@ -77,6 +77,9 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   c.mismatches = meta.mismatches;
   c.baseline = {baseline.inputs, baseline.files.size(), m.baseline_trials, meta.baseline_link_gbps};
   c.candidate = {candidate.inputs, candidate.files.size(), m.candidate_trials, meta.candidate_link_gbps};
+  // The look is the launch count (the smaller side's); a claim's first look its --min-trials.
+  c.summary.looks =
+      look_rule(o.looks, o.gate ? kMinFirstLook : o.min_trials, std::min(m.baseline_trials, m.candidate_trials));
   const Normalisation norm = normalise(c.normalize, meta, c.warnings);
   c.warnings.insert(c.warnings.end(), meta.warnings.begin(), meta.warnings.end());
 

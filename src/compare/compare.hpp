@@ -15,6 +15,7 @@
 #include "compare/decide.hpp"
 #include "compare/match.hpp"
 #include "compare/metadata.hpp"
+#include "compare/sequential.hpp"
 #include "compare/trial_stats.hpp"
 
 namespace ccbench::compare {
@@ -48,6 +49,9 @@ struct CompareOptions {
   int resamples = 10000;
   int min_trials = 5;   // trials per side for trial-level tests and for a claim verdict
   double alpha = 0.05;  // per-size significance level
+  // sequential: verdicts stay valid when asked again after adding launches (sequential.hpp);
+  // once: a single look at a launch count fixed in advance.
+  Looks looks = Looks::sequential;
 };
 
 struct SideAtSize {
@@ -126,6 +130,11 @@ struct Summary {
   // (from resampled launches, max_critical.hpp), for its 95% and 90% intervals.
   double max_lower_level95 = 0.025;
   double max_lower_level90 = 0.05;
+  double max_one_look_level95 = 0.025;  // the same for one look, before the rule below
+  double max_one_look_level90 = 0.05;
+  // The rule every interval and test of the verdict uses: one look, or looks from first_look to
+  // kLastLook launches a side (sequential.hpp); the levels above and the intervals include it.
+  LookRule looks;
   // Drift across launches: one slope common to both sides (an intercept a side) and each side's own
   // trend (with >= 4 trials), false-flag rate kDriftFlagRate in all (docs/compare.md "Drift").
   std::optional<SideTrend> drift;

@@ -57,6 +57,24 @@ void plan_rerun(Comparison& c, const Claim& claim, int min_trials, int have) {
   }
 }
 
+// The rule the verdict used, appended to every claim and gate reason (and so to every form of it).
+std::string looks_note(const LookRule& r, bool gate) {
+  if (r.looks == Looks::once) {
+    return "; looks: once (valid for a launch count fixed in advance; asking again after adding launches raises "
+           "the error rate, which --looks sequential keeps)";
+  }
+  if (gate) {
+    return fmt::format(
+        "; looks: sequential (valid when asked again after adding launches, from {} to {} a side: p-values made "
+        "sequential before Holm)",
+        r.first_look, r.last_look);
+  }
+  return fmt::format(
+      "; looks: sequential (valid when asked again after adding launches, from {} to {} a side: at {} launches "
+      "each side of the 95% interval at {:.2g} where one look uses 0.025)",
+      r.first_look, r.last_look, std::clamp(r.look, r.first_look, r.last_look), r.per_look(0.025));
+}
+
 void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataReport& meta, const Normalisation& norm,
                           int min_trials) {
   const auto& s = c.summary.used_normalised();
@@ -139,8 +157,10 @@ void decide(Comparison& c, const CompareOptions& o, const MetadataReport& meta, 
     c.reason = not_comparable_reason(c, meta);
   } else if (o.gate) {
     apply_gate(c, *o.gate);
+    c.reason += looks_note(c.summary.looks, true);
   } else if (o.claim) {
     decide_claim_verdict(c, *o.claim, meta, norm, o.min_trials);
+    c.reason += looks_note(c.summary.looks, false);
   } else {
     c.verdict = Verdict::none;
     c.reason = "no claim and no gate: report only";

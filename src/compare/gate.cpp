@@ -22,8 +22,11 @@ void apply_gate(Comparison& c, const Gate& gate) {
   auto adjusted_at = [&](double b) {
     std::vector<double> p;
     p.reserve(c.rows.size() + 1);
-    for (const auto& r : c.rows) p.push_back(r.trial_shift ? r.trial_shift->p_below(b) : 1.0);
-    if (g.shift) p.push_back(g.shift->p_below(b));
+    // Under the sequential rule each p-value is first made sequential (the chance that a test asked
+    // at every look would ever see one this small); Holm over those keeps alpha over sizes and looks.
+    const LookRule& looks = c.summary.looks;
+    for (const auto& r : c.rows) p.push_back(r.trial_shift ? looks.p_value(r.trial_shift->p_below(b)) : 1.0);
+    if (g.shift) p.push_back(looks.p_value(g.shift->p_below(b)));
     return holm_adjust(p);
   };
   std::size_t tested = 0;

@@ -89,7 +89,18 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                   {"max", statistic_json(s.max_used)},
                   {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
                   {"min_trials", c.min_trials},
-                  {"ci_method", compare::name(s.ci_method)}};
+                  {"ci_method", compare::name(s.ci_method)},
+                  {"looks", compare::name(s.looks.looks)}};
+  // The sequential rule's boundary: its looks, this comparison's look, and the one-sided levels at it
+  // of the 95% and 90% intervals' sides (0.025 and 0.05 with one look).
+  summary["boundary"] = s.looks.looks == compare::Looks::once
+                            ? json(nullptr)
+                            : json{{"kind", "wang_tsiatis"},
+                                   {"shape", compare::kShape},
+                                   {"first_look", s.looks.first_look},
+                                   {"last_look", s.looks.last_look},
+                                   {"look", s.looks.look},
+                                   {"level", {{"ci", s.looks.per_look(0.025)}, {"ci90", s.looks.per_look(0.05)}}}};
   const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
   if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
   if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {

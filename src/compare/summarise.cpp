@@ -158,14 +158,21 @@ void summarise(const Matched& m, const std::vector<RowResult>& rows, const Summa
   s.max.at = rows[argmax].key;
   if (g.shift && shifts.size() == rows.size()) {
     s.ci_method = CiMethod::t;
-    s.geomean.ci95 = exp_interval(g.shift->interval(0.95));
-    s.geomean.ci90 = exp_interval(g.shift->interval(0.90));
+    // Each one-sided level at the rule's per-look level (the identity for one look). For the max the
+    // simultaneous level over sizes comes first and is then spread over the looks: exact both when
+    // the sizes move together (one sequential test) and when they are independent (Sidak over K
+    // sequential tests).
+    const double tail95 = s.looks.per_look(0.025), tail90 = s.looks.per_look(0.05);
+    s.geomean.ci95 = exp_interval(g.shift->interval(1.0 - 2.0 * tail95));
+    s.geomean.ci90 = exp_interval(g.shift->interval(1.0 - 2.0 * tail90));
     s.geomean.p_value = g.shift->p_two_sided();
     const MaxCritical crit = max_critical(table, o.resamples, o.seed);
-    s.max_lower_level95 = crit.per_size_level(0.025);
-    s.max_lower_level90 = crit.per_size_level(0.05);
-    s.max.ci95 = exp_interval(max_interval(shifts, s.max_lower_level95, 0.025));
-    s.max.ci90 = exp_interval(max_interval(shifts, s.max_lower_level90, 0.05));
+    s.max_one_look_level95 = crit.per_size_level(0.025);
+    s.max_one_look_level90 = crit.per_size_level(0.05);
+    s.max_lower_level95 = s.looks.per_look(s.max_one_look_level95);
+    s.max_lower_level90 = s.looks.per_look(s.max_one_look_level90);
+    s.max.ci95 = exp_interval(max_interval(shifts, s.max_lower_level95, tail95));
+    s.max.ci90 = exp_interval(max_interval(shifts, s.max_lower_level90, tail90));
   } else {
     warnings.push_back(
         "one trial (launch) on each side: launch-to-launch variation cannot be estimated, so there is no interval "

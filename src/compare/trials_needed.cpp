@@ -41,16 +41,22 @@ std::optional<int> trials_to_decide(const Comparison& c, const Claim& claim, int
   auto decisive = [&](int n) {
     const double scale = std::sqrt((2.0 / n) / (1.0 / nb + 1.0 / nc)), df = 2.0 * n - 2.0;
     Interval ci90, ci95;
+    // The rule's levels at that look (sequential: the boundary at n launches a side).
+    const double tail95 = s.looks.per_look_at(0.025, n), tail90 = s.looks.per_look_at(0.05, n);
     if (max) {
       std::vector<TShift> p;
       p.reserve(sizes.size());
       for (const auto& t : sizes) p.push_back(projected(t, scale, df));
-      ci95 = exp_interval(max_interval(p, s.max_lower_level95, 0.025), f);
-      ci90 = exp_interval(max_interval(p, s.max_lower_level90, 0.05), f);
+      // The simultaneous level over sizes, then spread over the looks (as in summarise).
+      const bool once = s.looks.looks == Looks::once;
+      const double lower95 = once ? s.max_lower_level95 : s.looks.per_look_at(s.max_one_look_level95, n);
+      const double lower90 = once ? s.max_lower_level90 : s.looks.per_look_at(s.max_one_look_level90, n);
+      ci95 = exp_interval(max_interval(p, lower95, tail95), f);
+      ci90 = exp_interval(max_interval(p, lower90, tail90), f);
     } else {
       const TShift p = projected(*s.geomean.shift, scale, df);
-      ci95 = exp_interval(p.interval(0.95), f);
-      ci90 = exp_interval(p.interval(0.90), f);
+      ci95 = exp_interval(p.interval(1.0 - 2.0 * tail95), f);
+      ci90 = exp_interval(p.interval(1.0 - 2.0 * tail90), f);
     }
     return decide_claim(claim, ratio, ci90, ci95, n, min_trials).verdict != Verdict::inconclusive;
   };

@@ -170,6 +170,57 @@ double binomial_lower(int k, int n, double confidence) {
   return hi;
 }
 
+compare::CompareOptions one_look() {
+  compare::CompareOptions o;
+  o.looks = compare::Looks::once;
+  return o;
+}
+
+Asked ask_until_decided(NoiseModel base, NoiseModel cand, const compare::CompareOptions& options, std::uint64_t seed,
+                        int first, int last) {
+  compare::CompareOptions o = options;
+  o.resamples = kResamples;
+  Asked a;
+  for (int n = first; n <= last; ++n) {
+    base.trials = cand.trials = n;
+    const auto r = compare::compare_sides(make_side("baseline", base, seed), make_side("candidate", cand, seed + 1), o);
+    a.verdict = r.verdict;
+    a.launches = n;
+    if (r.verdict == compare::Verdict::confirmed || r.verdict == compare::Verdict::refuted) break;
+  }
+  return a;
+}
+
+AskedCounts run_asked(const NoiseModel& base, const NoiseModel& cand, const compare::CompareOptions& options, int pairs,
+                      std::uint64_t seed, double true_ratio, int first, int last) {
+  AskedCounts c;
+  const double lo = options.claim ? options.claim->lower() : 0.0, hi = options.claim ? options.claim->upper() : 0.0;
+  constexpr double kEdge = 1e-9;
+  const bool inside = true_ratio >= lo - kEdge && true_ratio <= hi + kEdge;
+  const bool outside = true_ratio <= lo + kEdge || true_ratio >= hi - kEdge;
+  std::vector<int> all;
+  for (int i = 0; i < pairs; ++i) {
+    const std::uint64_t s = seed * 1000003ULL + 2ULL * static_cast<std::uint64_t>(i);
+    const Asked a = ask_until_decided(base, cand, options, s, first, last);
+    ++c.runs;
+    c.confirmed += a.verdict == compare::Verdict::confirmed;
+    c.refuted += a.verdict == compare::Verdict::refuted;
+    c.inconclusive += a.verdict == compare::Verdict::inconclusive;
+    c.wrong_refuted += inside && a.verdict == compare::Verdict::refuted;
+    c.wrong_confirmed += outside && a.verdict == compare::Verdict::confirmed;
+    const bool decided = a.verdict == compare::Verdict::confirmed || a.verdict == compare::Verdict::refuted;
+    if (decided) c.launches.push_back(a.launches);
+    all.push_back(decided ? a.launches : last);
+  }
+  std::sort(c.launches.begin(), c.launches.end());
+  std::sort(all.begin(), all.end());
+  if (!all.empty()) {
+    const std::size_t m = all.size();
+    c.median_launches = m % 2 ? all[m / 2] : 0.5 * (all[m / 2 - 1] + all[m / 2]);
+  }
+  return c;
+}
+
 compare::Claim claim_18(compare::Statistic statistic) {
   compare::Claim c;
   c.statement = "up to 18% faster";

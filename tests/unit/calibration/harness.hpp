@@ -79,4 +79,31 @@ double binomial_lower(int k, int n, double confidence);
 
 compare::Claim claim_18(compare::Statistic statistic);
 
+// Options of the single-look rule (--looks once): the fixed-count calibration (a launch count fixed
+// in advance, asked once) is that rule's; the sequential rule's is test_sequential.cpp.
+compare::CompareOptions one_look();
+
+// A team asking again: compare on the first n launches a side of one fleet (the generator is
+// sequential, so n launches are the first n of n + 1), n = first, first + 1, ..., last, stopping at
+// the first confirmed or refuted verdict. Seeds as in run_pairs.
+struct Asked {
+  compare::Verdict verdict = compare::Verdict::inconclusive;  // at the look it stopped
+  int launches = 0;                                           // launches a side at that look
+};
+Asked ask_until_decided(NoiseModel base, NoiseModel cand, const compare::CompareOptions& options, std::uint64_t seed,
+                        int first, int last);
+
+// `pairs` fleets asked until decided. Wrong verdicts for a claim band [lo, hi] at true ratio r:
+// refuted when lo <= r <= hi, confirmed when r <= lo or r >= hi (at an edge both are wrong).
+struct AskedCounts {
+  int runs = 0, confirmed = 0, refuted = 0, inconclusive = 0;
+  std::vector<int> launches;  // of the decided fleets, ascending
+  int wrong_refuted = 0, wrong_confirmed = 0;
+  // Median launches a side to a decision, counting undecided fleets at `last` (so that a cell where
+  // most fleets never decide does not report the few that did).
+  double median_launches = 0;
+};
+AskedCounts run_asked(const NoiseModel& base, const NoiseModel& cand, const compare::CompareOptions& options, int pairs,
+                      std::uint64_t seed, double true_ratio, int first, int last);
+
 }  // namespace ccbench::calibration

@@ -2,7 +2,9 @@
 // against binomial bounds. Seeds are fixed, so the outcome is deterministic; the bounds say why the
 // counts are evidence: each assertion fails only when the data exclude the promised rate at 99.9%
 // (one-sided Clopper-Pearson), i.e. a correct method would fail it with probability < 0.1%.
-// The long run with the tables of docs/compare.md is benchmarks/calibration.
+// The long run with the tables of docs/compare.md is benchmarks/calibration. These rates are the
+// single-look rule's (--looks once: one look at a launch count fixed in advance); asking again
+// after adding launches is test_sequential.cpp.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -28,7 +30,7 @@ constexpr double kAlpha = 0.05;
 constexpr double kEvidence = 0.999;
 
 CompareOptions gate(double threshold) {
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.gate = Gate{threshold, kAlpha};
   return o;
 }
@@ -102,7 +104,7 @@ TEST(Calibration, DriftDecidesAClaimOnlyWhereItCan) {
   base.trials = cand.trials = 8;
   base.drift_per_launch = cand.drift_per_launch = 0.001;
   cand.launch_offset = 8;
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.claim = claim_18(Statistic::geomean);
   cand.ratio = [](const std::string&, std::size_t) { return 1.18; };
   const auto in = run_pairs(base, cand, o, 40, 71, std::log(1.18));
@@ -115,7 +117,7 @@ TEST(Calibration, DriftDecidesAClaimOnlyWhereItCan) {
 TEST(Calibration, GeomeanIntervalCoversAndPValueIsCalibrated) {
   NoiseModel m;
   m.trials = 5;
-  CompareOptions o;  // report only
+  CompareOptions o = one_look();  // report only
   const auto c = run_pairs(m, m, o, 400, 41, 0.0);
   ASSERT_EQ(c.with_ci, c.runs);
   EXPECT_GE(static_cast<double>(c.covered95) / c.runs, 0.93) << c.covered95;
@@ -142,7 +144,7 @@ Counts up_to(double common, const std::function<double(const std::string&, std::
   const NoiseModel base = claim_model(common);
   NoiseModel cand = base;
   cand.ratio = ratio;
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.claim = claim_18(Statistic::max);
   return run_pairs(base, cand, o, pairs, seed, std::log(true_max));
 }
@@ -157,7 +159,7 @@ TEST(Calibration, MaxIntervalCoversAtItsNominalLevel) {
   for (double common : {0.5, 1.0, 0.0}) {
     NoiseModel base = claim_model(common), cand = base;
     cand.ratio = flat(1.18);
-    CompareOptions o;
+    CompareOptions o = one_look();
     o.statistic = Statistic::max;
     const auto c = run_pairs(base, cand, o, common == 0.5 ? 200 : 100, 51, std::log(1.18));
     ASSERT_EQ(c.with_ci, c.runs);
@@ -217,7 +219,7 @@ TEST(Calibration, NoDriftChangesAtMostOnePercentOfVerdicts) {
     for (auto st : {Statistic::geomean, Statistic::max}) {
       NoiseModel base = claim_model(0.5), cand = base;
       cand.ratio = flat(ratio);
-      CompareOptions o;
+      CompareOptions o = one_look();
       o.claim = claim_18(st);
       add(run_pairs(base, cand, o, 60, 81, std::log(ratio)));
     }
@@ -232,7 +234,7 @@ TEST(Calibration, NoDriftChangesAtMostOnePercentOfVerdicts) {
 TEST(Calibration, GeomeanClaimEdgeFalseConfirmationsAtMostFivePercent) {
   NoiseModel base, cand;
   base.trials = cand.trials = 5;
-  CompareOptions o;
+  CompareOptions o = one_look();
   o.claim = claim_18(Statistic::geomean);
   for (double ratio : {1.13, 1.23}) {
     cand.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
@@ -269,7 +271,7 @@ TEST(Calibration, OneFileWithNTrialsEqualsNFiles) {
   fs::create_directories(dir);
   write(m, 7, dir / "base.json", dir / "base");
   write(k, 8, dir / "cand.json", dir / "cand");
-  for (const auto& options : {gate(0.0), gate(0.05), CompareOptions{}}) {
+  for (const auto& options : {gate(0.0), gate(0.05), one_look()}) {
     CompareOptions one = options, many = options;
     one.baseline = {(dir / "base.json").string()};
     one.candidate = {(dir / "cand.json").string()};
