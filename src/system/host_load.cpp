@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace ccbench::system {
 namespace fs = std::filesystem;
@@ -138,7 +139,7 @@ HostLoadSnapshot sample_host_load(const std::string& root_text) {
   return s;
 }
 
-std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self) {
+std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self, int owner) {
   std::set<int> ours = {self};
   const auto me = snapshot.processes.find(self);
   if (me == snapshot.processes.end()) return ours;
@@ -153,6 +154,21 @@ std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self) {
   if (parent > 1) {
     for (const auto& [pid, p] : snapshot.processes) {
       if (p.ppid == parent) ours.insert(pid);  // the other local ranks
+    }
+  }
+  // Only an ancestor may claim its descendants: a pid from another host's environment (srun passes
+  // it on) names some unrelated process here.
+  if (owner > 1 && owner != self && ours.contains(owner)) {
+    std::vector<int> frontier = {owner};
+    std::set<int> seen = {owner};
+    while (!frontier.empty()) {
+      const int p = frontier.back();
+      frontier.pop_back();
+      for (const auto& [pid, q] : snapshot.processes)
+        if (q.ppid == p && seen.insert(pid).second) {
+          ours.insert(pid);
+          frontier.push_back(pid);
+        }
     }
   }
   return ours;

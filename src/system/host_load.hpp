@@ -36,8 +36,11 @@ struct HostLoadSnapshot {
 HostLoadSnapshot sample_host_load(const std::string& root = "/");
 
 // Processes of this run on this host: `self`, its ancestors (mpirun, the launcher daemon) and its
-// siblings (the other local ranks: same parent), from a snapshot.
-std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self);
+// siblings (the other local ranks: same parent), from a snapshot. When `owner` (> 1) is one of the
+// ancestors, every descendant of it too: a program that starts several runs at once on one host
+// (`ccbench screen` on the emulated fabric, where every emulated host shares this kernel) names
+// itself in CCBENCH_LOAD_OWNER_PID, and its other runs' ranks are its own work, not another job's.
+std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self, int owner = 0);
 
 // The union of the CPU affinity lists of `pids` (/proc/<pid>/status Cpus_allowed_list).
 std::set<int> cores_of(const std::set<int>& pids, const std::string& root = "/");

@@ -1,0 +1,201 @@
+// A screen that knows when it did not measure the network (docs/screen.md, "Busy hosts and
+// unjudged hosts"): tests bound by a busy host are not evidence, a host with a metric not judged is
+// `unjudged` (never healthy), and --unjudged says where such hosts go. One process, hand-built
+// measurements; the host-load reading that flags a busy host is tested on a fake /proc tree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "screen/outputs.hpp"
+#include "screen/search.hpp"
+#include "system/host_load.hpp"
+
+namespace ccbench::screen {
+namespace {
+
+constexpr auto H = Verdict::healthy;
+constexpr auto S = Verdict::slow;
+constexpr auto J = Verdict::unjudged;
+
+const std::string kBusyNote =
+    "host busy: other processes used 63% of the ranks' 2 cores (cc1plus 61%); steal 0%; load average 7.9 -> 8.4";
+
+// Runs a 7-host screen; measure(test) gives each test's measurement.
+Search screen(const std::function<Measurement(const TestSpec&)>& measure, int hosts = 7) {
+  Search s(hosts, {}, 0);
+  for (auto round = s.next_round(); !round.empty(); round = s.next_round())
+    for (const auto& t : round) s.record(t.id, measure(t));
+  return s;
+}
+
+bool has(const TestSpec& t, int host) { return t.hosts[0] == host || (t.hosts.size() > 1 && t.hosts[1] == host); }
+
+std::vector<Verdict> verdicts(const Search& s) {
+  std::vector<Verdict> v;
+  for (const auto& h : s.hosts()) v.push_back(h.verdict);
+  return v;
+}
+
+const Evidence* network_busbw(const HostResult& r) {
+  for (const Evidence& e : r.evidence)
+    if (e.stage == Stage::ring && e.metric == Metric::busbw_gbps) return &e;
+  return nullptr;
+}
+
+TEST(ScreenUnjudged, ASlowHostWhoseTestsRanOnABusyHostIsNotJudgedHostBusyNeverHealthy) {
+  // Host 3's link is at 60%, but every test it is in ran while its host was busy (a build beside
+  // it): CPU-bound, those tests measure like healthy pairs. Before, they counted and host 3 was
+  // cleared as healthy; now they are not evidence, and host 3 is unjudged with the reason.
+  const Search s = screen([](const TestSpec& t) {
+    Measurement m;
+    m.latency_us = t.id % 2 ? 29.0 : 31.0;
+    if (t.stage == Stage::solo) return m;
+    m.busbw_gbps = t.id % 2 ? 0.97 : 1.03;
+    if (has(t, 3)) m.host_busy = kBusyNote;
+    return m;
+  });
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, J, H, H, H}));
+  const Evidence* e = network_busbw(s.hosts()[3]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->judged);
+  EXPECT_FALSE(e->beyond);
+  EXPECT_EQ(e->tests, 0);
+  EXPECT_GE(e->host_busy_tests, 2);  // both ring tests, and the re-tests the budget allowed
+  EXPECT_LE(e->host_busy_tests, Criteria{}.max_tests);
+  EXPECT_EQ(e->host_busy, kBusyNote);
+  const std::string text = not_judged_text(*e, 20);
+  EXPECT_EQ(text.rfind("busbw not judged: host busy in ", 0), 0u) << text;
+  EXPECT_NE(text.find("other processes used 63% of the ranks' 2 cores (cc1plus 61%)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("host busy: other"), std::string::npos) << text;  // the note's own prefix is not repeated
+  // Its implicating tests are the busy ones: the evidence behind "not judged".
+  for (int id : s.hosts()[3].implicating_tests)
+    EXPECT_TRUE(s.tests()[static_cast<std::size_t>(id)].measurement->host_busy);
+  EXPECT_FALSE(s.hosts()[3].implicating_tests.empty());
+}
+
+TEST(ScreenUnjudged, AHealthyHostSlowedByABusyHostIsNotBlamed) {
+  // Host 2's tests ran on a busy host: a 40% lower busbw and a latency 500x the fleet's (a rank
+  // waiting for a core). Counted, both would blame it (slow); not counted, it is unjudged.
+  const Search s = screen([](const TestSpec& t) {
+    Measurement m;
+    m.latency_us = t.id % 2 ? 29.0 : 31.0;
+    if (t.stage == Stage::solo) return m;
+    m.busbw_gbps = t.id % 2 ? 0.97 : 1.03;
+    if (has(t, 2)) {
+      m.busbw_gbps = 0.6;
+      m.latency_us = 15000;
+      m.host_busy = kBusyNote;
+    }
+    return m;
+  });
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, J, H, H, H, H}));
+  for (const Evidence& e : s.hosts()[2].evidence)
+    if (e.stage == Stage::ring) {
+      EXPECT_FALSE(e.beyond);
+      EXPECT_FALSE(e.judged);
+      EXPECT_GE(e.host_busy_tests, 2);
+    }
+  EXPECT_EQ(s.hosts()[2].reason, "");  // not slow: no "below the floor"
+}
+
+TEST(ScreenUnjudged, EveryTestOnABusyHostLeavesEveryHostUnjudgedAndTheSearchEnds) {
+  const Search s = screen([](const TestSpec& t) {
+    Measurement m;
+    m.latency_us = 30;
+    if (t.stage != Stage::solo) m.busbw_gbps = 1.0;
+    m.host_busy = kBusyNote;
+    return m;
+  });
+  ASSERT_TRUE(s.done());
+  // Solo tests with one rank time nothing (only "it ran" is judged): the network stage decides.
+  EXPECT_EQ(verdicts(s), std::vector<Verdict>(7, J));
+  EXPECT_LE(s.tests().size(), 7u + 7u + 7u * static_cast<std::size_t>(Criteria{}.max_tests));
+  for (const HostResult& r : s.hosts()) {
+    const Evidence* e = network_busbw(r);
+    ASSERT_NE(e, nullptr);
+    EXPECT_FALSE(e->floor.has_value());  // no test left to make a floor from
+    EXPECT_NEAR(e->measured, 1.0, 1e-12);
+    EXPECT_NE(not_judged_text(*e, 20).find("host busy in 2 test(s) (1 GB/s measured; the last: other processes"),
+              std::string::npos)
+        << not_judged_text(*e, 20);
+  }
+}
+
+TEST(ScreenUnjudged, AHostBelowItsFloorWithNoisyEvidenceIsUnjudgedNotHealthy) {
+  // The issue's idle-machine case: host 5's tests average below the floor but scatter too much to
+  // blame it ("busbw not judged: noise ..."). Before, it was written out as healthy and landed in
+  // the healthy hostfile; now it is unjudged, and excluded by default.
+  // Host 5's pairs alternate 0.80 and 0.50 of the fleet: 37% below on average, +-27% per test.
+  const double scatter[] = {0.80, 0.50};
+  int next = 0;
+  const Search s = screen([&](const TestSpec& t) {
+    Measurement m;
+    m.latency_us = t.id % 2 ? 29.0 : 31.0;
+    if (t.stage == Stage::solo) return m;
+    m.busbw_gbps = has(t, 5) ? scatter[next++ % 2] : (t.id % 2 ? 0.98 : 1.02);
+    return m;
+  });
+  const HostResult& r = s.hosts()[5];
+  EXPECT_EQ(r.verdict, J);
+  const Evidence* e = network_busbw(r);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->judged);
+  EXPECT_FALSE(e->beyond);
+  ASSERT_TRUE(e->floor.has_value());
+  EXPECT_LT(e->measured, *e->floor);  // below the floor, and still not blamed: too noisy to say
+  EXPECT_EQ(e->host_busy_tests, 0);
+  EXPECT_EQ(not_judged_text(*e, 20).rfind("busbw not judged: noise +-", 0), 0u) << not_judged_text(*e, 20);
+  const HostLists lists = host_lists(s.hosts(), {"h0", "h1", "h2", "h3", "h4", "h5", "h6"}, UnjudgedHosts::exclude);
+  EXPECT_EQ(lists.healthy, (std::vector<std::string>{"h0", "h1", "h2", "h3", "h4", "h6"}));
+  EXPECT_EQ(lists.excluded, (std::vector<std::string>{"h5"}));
+}
+
+TEST(ScreenUnjudged, TheListsFollowTheFlag) {
+  std::vector<HostResult> hosts(5);
+  hosts[0].verdict = Verdict::healthy;
+  hosts[1].verdict = Verdict::unjudged;
+  hosts[2].verdict = Verdict::slow;
+  hosts[3].verdict = Verdict::failed;
+  hosts[4].verdict = Verdict::unreachable;
+  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
+  const HostLists out = host_lists(hosts, names, UnjudgedHosts::exclude);
+  EXPECT_EQ(out.healthy, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(out.excluded, (std::vector<std::string>{"b", "c", "d", "e"}));
+  const HostLists in = host_lists(hosts, names, UnjudgedHosts::include);
+  EXPECT_EQ(in.healthy, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(in.excluded, (std::vector<std::string>{"c", "d", "e"}));
+  EXPECT_EQ(parse_unjudged_hosts("exclude"), UnjudgedHosts::exclude);
+  EXPECT_EQ(parse_unjudged_hosts("include"), UnjudgedHosts::include);
+  EXPECT_FALSE(parse_unjudged_hosts("healthy").has_value());
+  EXPECT_EQ(name(Verdict::unjudged), "unjudged");
+}
+
+// The host-load reading of one emulated host: every emulated host shares this kernel, so the
+// screen's other tests (and this test's own peer rank, under another launcher daemon) run on the
+// same cores. Named as the owner, the screen's descendants are the run's own; an owner that is not
+// an ancestor (a pid from another host's environment) claims nothing.
+TEST(ScreenUnjudged, TheScreenNamedAsOwnerClaimsItsOtherTestsOnTheHostLoadReading) {
+  system::HostLoadSnapshot snap;
+  auto add = [&](int pid, int ppid, const char* name) { snap.processes[pid] = {name, ppid, 0, 0, 0}; };
+  add(10, 1, "bash");
+  add(20, 10, "ccbench");          // the screen
+  add(30, 20, "mpirun");           // this test's launcher
+  add(31, 30, "prted");            // daemon of host a
+  add(32, 31, "ccbench-measure");  // rank 0 (self)
+  add(33, 30, "prted");            // daemon of host b
+  add(34, 33, "ccbench-measure");  // rank 1: the peer
+  add(40, 20, "mpirun");           // another test of the screen
+  add(41, 40, "prted");
+  add(42, 41, "ccbench-measure");
+  add(50, 1, "cc1plus");  // a build beside it: not ours
+  EXPECT_EQ(system::own_processes(snap, 32), (std::set<int>{10, 20, 30, 31, 32}));
+  EXPECT_EQ(system::own_processes(snap, 32, 20), (std::set<int>{10, 20, 30, 31, 32, 33, 34, 40, 41, 42}));
+  EXPECT_EQ(system::own_processes(snap, 32, 50), (std::set<int>{10, 20, 30, 31, 32}));  // not an ancestor
+  EXPECT_EQ(system::own_processes(snap, 32, 99), (std::set<int>{10, 20, 30, 31, 32}));  // not a process
+}
+
+}  // namespace
+}  // namespace ccbench::screen
