@@ -521,7 +521,8 @@ int screen_main(int argc, char** argv) {
 
   // Every test's `ccbench run` reads its host's load (docs/host-load.md); where several tests share one
   // host's cores (the emulated fabric), the others are this screen's own work, not a busy host.
-  ::setenv("CCBENCH_LOAD_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
+  const std::string owner = fmt::format("screen-{}-{}", ::getpid(), started_at);
+  ::setenv("CCBENCH_LOAD_OWNER", owner.c_str(), 1);
   Search search(n, o.criteria, o.concurrency);
   std::vector<launch::ScreenTest> done;
   bool launched_any = false;

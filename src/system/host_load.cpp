@@ -139,7 +139,7 @@ HostLoadSnapshot sample_host_load(const std::string& root_text) {
   return s;
 }
 
-std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self, int owner) {
+std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self) {
   std::set<int> ours = {self};
   const auto me = snapshot.processes.find(self);
   if (me == snapshot.processes.end()) return ours;
@@ -156,22 +156,26 @@ std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self, int owne
       if (p.ppid == parent) ours.insert(pid);  // the other local ranks
     }
   }
-  // Only an ancestor may claim its descendants: a pid from another host's environment (srun passes
-  // it on) names some unrelated process here.
-  if (owner > 1 && owner != self && ours.contains(owner)) {
-    std::vector<int> frontier = {owner};
-    std::set<int> seen = {owner};
-    while (!frontier.empty()) {
-      const int p = frontier.back();
-      frontier.pop_back();
-      for (const auto& [pid, q] : snapshot.processes)
-        if (q.ppid == p && seen.insert(pid).second) {
-          ours.insert(pid);
-          frontier.push_back(pid);
-        }
+  return ours;
+}
+
+std::set<int> processes_with_environment(const HostLoadSnapshot& snapshot, const std::string& entry,
+                                         const std::string& root) {
+  std::set<int> found;
+  if (entry.find('=') == std::string::npos) return found;
+  for (const auto& [pid, p] : snapshot.processes) {
+    const std::string env = read_small(fs::path(root) / "proc" / std::to_string(pid) / "environ");
+    // NUL-separated NAME=VALUE entries: a whole entry, not a prefix of a longer value.
+    for (std::size_t at = 0; at < env.size();) {
+      const std::size_t end = std::min(env.find('\0', at), env.size());
+      if (env.compare(at, end - at, entry) == 0) {
+        found.insert(pid);
+        break;
+      }
+      at = end + 1;
     }
   }
-  return ours;
+  return found;
 }
 
 std::set<int> cores_of(const std::set<int>& pids, const std::string& root) {

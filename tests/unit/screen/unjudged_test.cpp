@@ -3,8 +3,11 @@
 // `unjudged` (never healthy), and --unjudged says where such hosts go. One process, hand-built
 // measurements; the host-load reading that flags a busy host is tested on a fake /proc tree.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
 #include <string>
@@ -174,27 +177,36 @@ TEST(ScreenUnjudged, TheListsFollowTheFlag) {
 }
 
 // The host-load reading of one emulated host: every emulated host shares this kernel, so the
-// screen's other tests (and this test's own peer rank, under another launcher daemon) run on the
-// same cores. Named as the owner, the screen's descendants are the run's own; an owner that is not
-// an ancestor (a pid from another host's environment) claims nothing.
-TEST(ScreenUnjudged, TheScreenNamedAsOwnerClaimsItsOtherTestsOnTheHostLoadReading) {
+// screen's other tests, and this test's own peer rank (under another Open MPI daemon, whose parent
+// is init: not a descendant of anything of ours), run on the same cores. The processes that carry
+// the screen's token in CCBENCH_LOAD_OWNER are its own; a longer value or another token is not.
+TEST(ScreenUnjudged, TheScreensTokenClaimsItsOtherTestsOnTheHostLoadReading) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("ccbench-unjudged-" + std::to_string(::getpid()));
   system::HostLoadSnapshot snap;
-  auto add = [&](int pid, int ppid, const char* name) { snap.processes[pid] = {name, ppid, 0, 0, 0}; };
-  add(10, 1, "bash");
-  add(20, 10, "ccbench");          // the screen
-  add(30, 20, "mpirun");           // this test's launcher
-  add(31, 30, "prted");            // daemon of host a
-  add(32, 31, "ccbench-measure");  // rank 0 (self)
-  add(33, 30, "prted");            // daemon of host b
-  add(34, 33, "ccbench-measure");  // rank 1: the peer
-  add(40, 20, "mpirun");           // another test of the screen
-  add(41, 40, "prted");
-  add(42, 41, "ccbench-measure");
-  add(50, 1, "cc1plus");  // a build beside it: not ours
-  EXPECT_EQ(system::own_processes(snap, 32), (std::set<int>{10, 20, 30, 31, 32}));
-  EXPECT_EQ(system::own_processes(snap, 32, 20), (std::set<int>{10, 20, 30, 31, 32, 33, 34, 40, 41, 42}));
-  EXPECT_EQ(system::own_processes(snap, 32, 50), (std::set<int>{10, 20, 30, 31, 32}));  // not an ancestor
-  EXPECT_EQ(system::own_processes(snap, 32, 99), (std::set<int>{10, 20, 30, 31, 32}));  // not a process
+  auto add = [&](int pid, int ppid, const char* name, const std::string& environ) {
+    snap.processes[pid] = {name, ppid, 0, 0, 0};
+    std::filesystem::create_directories(root / "proc" / std::to_string(pid));
+    std::ofstream(root / "proc" / std::to_string(pid) / "environ") << environ;
+  };
+  auto environ_of = [](std::initializer_list<std::string> entries) {  // NUL-separated, as /proc has it
+    std::string text;
+    for (const auto& e : entries) text += e + '\0';
+    return text;
+  };
+  const std::string token = environ_of({"PATH=/bin", "CCBENCH_LOAD_OWNER=screen-20-x", "HOME=/root"});
+  add(20, 10, "ccbench", "PATH=/bin");               // the screen (it set the token for its children)
+  add(31, 1, "orted", token);                        // daemon of host a
+  add(32, 31, "ccbench", token);                     // rank 0 (self)
+  add(34, 1, "ccbench", token);                      // rank 1, under host b's daemon
+  add(42, 1, "ccbench", token);                      // another test of the screen
+  add(50, 1, "cc1plus", environ_of({"PATH=/bin"}));  // a build beside it: not ours
+  add(51, 1, "ccbench", environ_of({"CCBENCH_LOAD_OWNER=screen-20-xy"}));  // another screen's
+  snap.processes[60] = {"gone", 1, 0, 0, 0};  // no environ to read (ended, or not ours to read)
+  EXPECT_EQ(system::processes_with_environment(snap, "CCBENCH_LOAD_OWNER=screen-20-x", root.string()),
+            (std::set<int>{31, 32, 34, 42}));
+  EXPECT_TRUE(system::processes_with_environment(snap, "CCBENCH_LOAD_OWNER", root.string()).empty());
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
