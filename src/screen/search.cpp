@@ -167,6 +167,7 @@ std::vector<TestSpec> Search::next_round() {
         plan_ring();
         continue;
       case Phase::ring:
+        if (plan_busy_ring_again()) continue;
         stage_ = Phase::attribution;
         plan_attribution();
         continue;
@@ -253,6 +254,40 @@ std::array<std::vector<bool>, 2> Search::make_pools(bool network_stage, const st
     }
   }
   return pools;
+}
+
+bool Search::plan_busy_ring_again() {
+  const auto pools = make_pools(true, ring_hosts_);
+  bool short_of_pool = false;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Metric metric = k == 0 ? Metric::busbw_gbps : Metric::latency_us;
+    if (!judged(criteria_, metric)) continue;
+    int hosts = 0;
+    for (int h : ring_hosts_) hosts += pools[k][static_cast<std::size_t>(h)];
+    short_of_pool |= hosts < criteria_.min_fleet;
+  }
+  if (!short_of_pool) return false;
+  // Each host's network tests on a busy host so far: a rerun uses up its budget as a re-test would.
+  std::vector<int> busy(static_cast<std::size_t>(n_), 0);
+  for (const auto& t : tests_) {
+    if (!network(t.spec.stage) || !t.measurement || !t.measurement->host_busy) continue;
+    for (int h : t.spec.hosts) ++busy[static_cast<std::size_t>(h)];
+  }
+  std::vector<std::vector<int>> pairs, again;  // every ring pair; those whose latest test was busy
+  for (auto it = tests_.rbegin(); it != tests_.rend(); ++it) {
+    if (it->spec.stage != Stage::ring || std::ranges::find(pairs, it->spec.hosts) != pairs.end()) continue;
+    pairs.push_back(it->spec.hosts);
+    if (it->measurement && it->measurement->outcome == Outcome::ok && it->measurement->host_busy)
+      again.push_back(it->spec.hosts);
+  }
+  bool added = false;
+  for (auto it = again.rbegin(); it != again.rend(); ++it) {  // in the ring's order (add_test grows tests_)
+    if (std::ranges::any_of(*it, [&](int h) { return busy[static_cast<std::size_t>(h)] >= criteria_.max_tests; }))
+      continue;
+    add_test(Stage::ring, *it);
+    added = true;
+  }
+  return added;
 }
 
 void Search::plan_attribution() {

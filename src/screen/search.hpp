@@ -167,6 +167,9 @@ class Search {
   void plan_solo();
   void plan_ring();
   void plan_attribution();
+  // The ring's tests that ran on a busy host, once more, while too few hosts are shown healthy to
+  // form a pool because of them and their hosts have budget left (max_tests). False: none to rerun.
+  bool plan_busy_ring_again();
   bool plan_repeats(bool network_stage);  // false: nothing more to test
   // Provisional floor/ceiling of a stage's scores (upper/lower quartile -/+ the tolerance, or the
   // absolute one): who is a suspect, i.e. not part of the reference.

@@ -115,16 +115,37 @@ TEST(ScreenUnjudged, EveryTestOnABusyHostLeavesEveryHostUnjudgedAndTheSearchEnds
   ASSERT_TRUE(s.done());
   // Solo tests with one rank time nothing (only "it ran" is judged): the network stage decides.
   EXPECT_EQ(verdicts(s), std::vector<Verdict>(7, J));
-  EXPECT_LE(s.tests().size(), 7u + 7u + 7u * static_cast<std::size_t>(Criteria{}.max_tests));
+  // No host shown healthy, so no pool to re-test beside: the ring is run again while its hosts have
+  // budget (2 busy ring tests each per run, max_tests 4): 7 alone + 7 + 7 ring tests, then the end.
+  EXPECT_EQ(s.tests().size(), 21u);
   for (const HostResult& r : s.hosts()) {
     const Evidence* e = network_busbw(r);
     ASSERT_NE(e, nullptr);
     EXPECT_FALSE(e->floor.has_value());  // no test left to make a floor from
     EXPECT_NEAR(e->measured, 1.0, 1e-12);
-    EXPECT_NE(not_judged_text(*e, 20).find("host busy in 2 test(s) (1 GB/s measured; the last: other processes"),
+    EXPECT_NE(not_judged_text(*e, 20).find("host busy in 4 test(s) (1 GB/s measured; the last: other processes"),
               std::string::npos)
         << not_judged_text(*e, 20);
   }
+}
+
+TEST(ScreenUnjudged, ARingOnABusyHostIsRunAgainAndFindsTheSlowHostOnceTheHostIsQuiet) {
+  // The ring's first run lands on a busy host (every pair alike, CPU-bound); the build beside it
+  // ends, and the ring's second run measures the links: host 3 at 60% is found.
+  const Search s = screen([](const TestSpec& t) {
+    Measurement m;
+    m.latency_us = t.id % 2 ? 29.0 : 31.0;
+    if (t.stage == Stage::solo) return m;
+    const bool first_ring = t.stage == Stage::ring && t.id < 14;  // 7 alone (ids 0-6), 7 ring (7-13)
+    m.busbw_gbps = first_ring ? 0.36 : (has(t, 3) ? 0.6 : (t.id % 2 ? 0.97 : 1.03));
+    if (first_ring) m.host_busy = kBusyNote;
+    return m;
+  });
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, S, H, H, H}));
+  int ring_tests = 0;
+  for (const auto& t : s.tests()) ring_tests += t.spec.stage == Stage::ring;
+  EXPECT_EQ(ring_tests, 14);  // run twice
+  EXPECT_EQ(s.hosts()[3].reason, "network busbw below the floor");
 }
 
 TEST(ScreenUnjudged, AHostBelowItsFloorWithNoisyEvidenceIsUnjudgedNotHealthy) {
