@@ -39,6 +39,7 @@
 #include "launch/hosts.hpp"
 #include "launch/outcome.hpp"
 #include "launch/screen_test.hpp"
+#include "screen/outputs.hpp"
 #include "screen/search.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "system/instance_profile.hpp"
@@ -49,7 +50,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ccbench::screen;
 
-constexpr int kScreenVersion = 2;
+constexpr int kScreenVersion = 3;
 constexpr int kExitSomeBad = 1;
 constexpr int kExitCouldNotRun = 3;
 
@@ -63,6 +64,8 @@ struct ScreenOptions : launch::ScreenTestConfig {
   fs::path out;
   fs::path healthy_out;
   fs::path exclude_out;
+  std::string unjudged_name = "exclude";  // --unjudged
+  UnjudgedHosts unjudged = UnjudgedHosts::exclude;
 };
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -103,6 +106,7 @@ bool run_round(std::vector<launch::ScreenTest>& round, const ScreenOptions& o, c
     } else if (t.measurement.outcome == Outcome::ok) {
       what = fmt::format("latency {:.1f} us", t.measurement.latency_us.value_or(0));
       if (t.measurement.busbw_gbps) what += fmt::format(", busbw {:.3f} GB/s", *t.measurement.busbw_gbps);
+      if (t.measurement.host_busy) what += " (not counted: " + *t.measurement.host_busy + ")";
     } else {
       what += ": " + t.measurement.reason;
     }
@@ -128,7 +132,8 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
       "Find the bad hosts of an allocation: each host alone, then neighbours in a ring over the network, then\n"
       "suspects beside hosts shown healthy. Starts the launcher itself, once per test; each test is an ordinary\n"
       "`ccbench run` under its watchdog. Arguments after -- go to the launcher.\n"
-      "Exit: 0 all healthy, 1 some not (the healthy list is still written), 2 usage, 3 the screen could not run.",
+      "Exit: 0 all healthy, 1 some not (slow, failed, unreachable or unjudged; the healthy list is still written),\n"
+      "2 usage, 3 the screen could not run.",
       "ccbench screen"};
   std::string hosts_text, hostfile, small = "8", large = "4M", instance_type;
   std::optional<double> expect_busbw, expect_latency;
@@ -195,6 +200,10 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
   app.add_option("--out", o.out, "folder for screen.json and every test's result file (must not exist)")->required();
   app.add_option("--healthy-out", o.healthy_out, "write a hostfile of the healthy hosts");
   app.add_option("--exclude-out", o.exclude_out, "write the other hosts as a Slurm --exclude list");
+  app.add_option("--unjudged", o.unjudged_name,
+                 "hosts neither shown healthy nor blamed (noisy, or tested on a busy host): exclude (default: out of "
+                 "--healthy-out, on --exclude-out) | include (in --healthy-out)")
+      ->check(CLI::IsMember({"exclude", "include"}));
   app.add_option("--ccbench", o.ccbench, "the ccbench binary the launcher starts (default: this one)");
   std::vector<std::string> rest;
   app.add_option("LAUNCHER_ARGS", rest, "after --: arguments for the launcher");
@@ -208,6 +217,7 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
   }
   o.launcher_args.insert(o.launcher_args.end(), rest.begin(), rest.end());
   o.launcher = *launch::parse_launcher(o.launcher_name);
+  o.unjudged = *parse_unjudged_hosts(o.unjudged_name);
 
   try {
     if (!hosts_text.empty() && !hostfile.empty()) throw UsageError("--hosts and --hostfile: give one of them");
@@ -331,17 +341,13 @@ void print_table(const Search& search, const ScreenOptions& o, double elapsed_s)
       if (!e) e = evidence_of(r, Stage::solo, metric);
       if (!e) return std::string("-");
       const std::string mark = e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : (e->judged ? "" : " ?");
-      return fmt::format("{:.4g}{} ({:.4g})", e->measured, mark, e->floor);
+      return fmt::format("{:.4g}{} ({})", e->measured, mark, e->floor ? fmt::format("{:.4g}", *e->floor) : "-");
     };
     std::string reason = r.reason;
     for (const Evidence& e : r.evidence) {
       if (e.judged) continue;
       if (!reason.empty()) reason += "; ";
-      reason += fmt::format("{}{} not judged: ", e.stage == Stage::solo ? "alone " : "",
-                            e.metric == Metric::busbw_gbps ? "busbw" : "latency");
-      reason += e.noise ? fmt::format("noise +-{:.0f}% over {} test(s), margin {:.0f}%", 100.0 * *e.noise, e.tests,
-                                      margin_pct(e.metric))
-                        : std::string("no test beside a host shown healthy");
+      reason += not_judged_text(e, margin_pct(e.metric));
     }
     std::vector<std::string> ids;
     for (int id : r.implicating_tests) ids.push_back(std::to_string(id));
@@ -384,7 +390,8 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
                  {"max_tests", o.criteria.max_tests},
                  {"judge", o.judge},
                  {"expect_busbw_gbps", json_or_null(o.criteria.expect_busbw_gbps)},
-                 {"expect_latency_us", json_or_null(o.criteria.expect_latency_us)}};
+                 {"expect_latency_us", json_or_null(o.criteria.expect_latency_us)},
+                 {"unjudged", o.unjudged_name}};
   j["summary"] = {{"hosts", n},
                   {"tests", search.tests().size()},
                   {"rounds", search.rounds()},
@@ -392,6 +399,7 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
                   {"slow", counts[Verdict::slow]},
                   {"failed", counts[Verdict::failed]},
                   {"unreachable", counts[Verdict::unreachable]},
+                  {"unjudged", counts[Verdict::unjudged]},
                   {"exit_code", exit}};
   j["floors"] = nlohmann::json::array();
   for (const Floor& f : search.floors()) {
@@ -412,26 +420,35 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
     const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
     nlohmann::json ev = nlohmann::json::array();
     nlohmann::json not_judged = nlohmann::json::array();
+    std::string reason = r.reason;
     for (const Evidence& e : r.evidence) {
+      const nlohmann::json busy = e.host_busy.empty() ? nlohmann::json() : nlohmann::json(e.host_busy);
       ev.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
                     {"metric", name(e.metric)},
                     {"measured", e.measured},
-                    {"floor", e.floor},
+                    {"floor", json_or_null(e.floor)},
+                    {"host_busy_tests", e.host_busy_tests},
+                    {"host_busy", busy},
                     {"tests", e.tests},
                     {"ratio", json_or_null(e.ratio)},
                     {"noise", json_or_null(e.noise)},
                     {"p_value", json_or_null(e.p_value)},
                     {"beyond", e.beyond},
                     {"judged", e.judged}});
-      if (!e.judged)
-        not_judged.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
-                              {"metric", name(e.metric)},
-                              {"tests", e.tests},
-                              {"noise", json_or_null(e.noise)}});
+      if (e.judged) continue;
+      not_judged.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
+                            {"metric", name(e.metric)},
+                            {"tests", e.tests},
+                            {"noise", json_or_null(e.noise)},
+                            {"host_busy_tests", e.host_busy_tests},
+                            {"host_busy", busy}});
+      if (r.verdict != Verdict::unjudged) continue;
+      const double margin = e.metric == Metric::busbw_gbps ? o.criteria.busbw_tolerance : o.criteria.latency_tolerance;
+      reason += (reason.empty() ? "" : "; ") + not_judged_text(e, 100.0 * margin);
     }
     j["hosts"].push_back({{"name", o.hosts[static_cast<std::size_t>(h)]},
                           {"verdict", name(r.verdict)},
-                          {"reason", r.reason.empty() ? nlohmann::json() : nlohmann::json(r.reason)},
+                          {"reason", reason.empty() ? nlohmann::json() : nlohmann::json(reason)},
                           {"evidence", ev},
                           {"not_judged", not_judged},
                           {"implicating_tests", r.implicating_tests}});
@@ -449,6 +466,7 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
          {"reason", t.measurement.reason.empty() ? nlohmann::json() : nlohmann::json(t.measurement.reason)},
          {"latency_us", json_or_null(t.measurement.latency_us)},
          {"busbw_gbps", json_or_null(t.measurement.busbw_gbps)},
+         {"host_busy", t.measurement.host_busy ? nlohmann::json(*t.measurement.host_busy) : nlohmann::json()},
          {"elapsed_s", t.end.elapsed_s},
          {"launcher_exit", t.end.exit_status},
          {"killed_at_deadline", t.end.killed_at_deadline},
@@ -497,6 +515,10 @@ int screen_main(int argc, char** argv) {
                format_bytes(o.small_bytes).c_str(), format_bytes(o.large_bytes).c_str(), o.timeout_s, o.test_timeout_s,
                o.concurrency == 0 ? "unlimited" : std::to_string(o.concurrency).c_str());
 
+  // Every test's `ccbench run` reads its host's load (docs/host-load.md); where several tests share one
+  // host's cores (the emulated fabric), the others are this screen's own work, not a busy host.
+  const std::string owner = fmt::format("screen-{}-{}", ::getpid(), started_at);
+  ::setenv("CCBENCH_LOAD_OWNER", owner.c_str(), 1);
   Search search(n, o.criteria, o.concurrency);
   std::vector<launch::ScreenTest> done;
   bool launched_any = false;
@@ -535,12 +557,13 @@ int screen_main(int argc, char** argv) {
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // ---- outputs -------------------------------------------------------------------------------------
-  std::vector<std::string> healthy, bad;
-  for (int h = 0; h < n; ++h) {
-    const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
-    (r.verdict == Verdict::healthy ? healthy : bad).push_back(o.hosts[static_cast<std::size_t>(h)]);
-  }
-  const int exit = bad.empty() ? exit_code::ok : kExitSomeBad;
+  const HostLists lists = host_lists(search.hosts(), o.hosts, o.unjudged);
+  const std::vector<std::string>& healthy = lists.healthy;
+  const std::vector<std::string>& bad = lists.excluded;
+  // Exit 0 only when every host was shown healthy: --unjudged chooses the lists, not the verdict.
+  const bool all_healthy =
+      std::ranges::all_of(search.hosts(), [](const HostResult& r) { return r.verdict == Verdict::healthy; });
+  const int exit = all_healthy ? exit_code::ok : kExitSomeBad;
 
   print_table(search, o, elapsed_s);
   const nlohmann::json j = screen_json(search, o, done, Timing{started_at, elapsed_s}, exit, argc, argv);
@@ -556,7 +579,8 @@ int screen_main(int argc, char** argv) {
   write(o.out / "screen.json", j.dump(2) + "\n", "screen file");
   if (!o.healthy_out.empty()) {
     std::string text =
-        fmt::format("# healthy hosts of ccbench screen {} ({} of {})\n", o.out.string(), healthy.size(), n);
+        fmt::format("# healthy hosts of ccbench screen {} ({} of {}; unjudged hosts {})\n", o.out.string(),
+                    healthy.size(), n, o.unjudged == UnjudgedHosts::include ? "included" : "left out");
     text += launch::hostfile_text(healthy, o.ranks_per_host);
     write(o.healthy_out, text, "--healthy-out");
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_load_note.hpp"
 #include "launch/outcome.hpp"
 
 namespace ccbench::launch {
@@ -145,6 +146,8 @@ void judge_screen_test(ScreenTest& t, const ScreenTestConfig& c) {
       return;
     }
     t.straggler = straggler_of(*file, c);
+    // The run's own reading of its host (rank 0's): busy, and the test measured the host, not the link.
+    m.host_busy = busy_host_note(file->system);
     // One rank alone measures no transfer (a local copy): only that it ran is judged.
     if (t.spec.hosts.size() * static_cast<std::size_t>(c.ranks_per_host) < 2) return;
     m.latency_us = median_of(small_us);

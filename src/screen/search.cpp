@@ -42,6 +42,8 @@ std::string_view name(Verdict verdict) {
       return "failed";
     case Verdict::unreachable:
       return "unreachable";
+    case Verdict::unjudged:
+      return "unjudged";
   }
   return "?";
 }
@@ -88,6 +90,10 @@ bool network(Stage stage) { return stage != Stage::solo; }
 bool judged(const Criteria& c, Metric metric) { return metric == Metric::busbw_gbps ? c.judge_busbw : c.judge_latency; }
 
 bool contains(const std::vector<int>& v, int x) { return std::ranges::find(v, x) != v.end(); }
+
+// A test that is evidence: it ran, and not on a busy host (a host-bound test measured the CPU it
+// waited for, not the link: 0.018 GB/s on 400 Mbit/s links beside a build, slow and healthy alike).
+bool counts(const Measurement& m) { return m.outcome == Outcome::ok && !m.host_busy; }
 
 }  // namespace
 
@@ -161,6 +167,7 @@ std::vector<TestSpec> Search::next_round() {
         plan_ring();
         continue;
       case Phase::ring:
+        if (plan_busy_ring_again()) continue;
         stage_ = Phase::attribution;
         plan_attribution();
         continue;
@@ -210,7 +217,7 @@ void Search::plan_ring() {
 std::optional<double> Search::score(int host, Metric metric, bool network_tests) const {
   std::optional<double> best;
   for (const auto& t : tests_) {
-    if (network(t.spec.stage) != network_tests || !t.measurement || t.measurement->outcome != Outcome::ok) continue;
+    if (network(t.spec.stage) != network_tests || !t.measurement || !counts(*t.measurement)) continue;
     if (!contains(t.spec.hosts, host)) continue;
     const auto v = value_of(*t.measurement, metric);
     if (!v) continue;
@@ -247,6 +254,40 @@ std::array<std::vector<bool>, 2> Search::make_pools(bool network_stage, const st
     }
   }
   return pools;
+}
+
+bool Search::plan_busy_ring_again() {
+  const auto pools = make_pools(true, ring_hosts_);
+  bool short_of_pool = false;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Metric metric = k == 0 ? Metric::busbw_gbps : Metric::latency_us;
+    if (!judged(criteria_, metric)) continue;
+    int hosts = 0;
+    for (int h : ring_hosts_) hosts += pools[k][static_cast<std::size_t>(h)];
+    short_of_pool |= hosts < criteria_.min_fleet;
+  }
+  if (!short_of_pool) return false;
+  // Each host's network tests on a busy host so far: a rerun uses up its budget as a re-test would.
+  std::vector<int> busy(static_cast<std::size_t>(n_), 0);
+  for (const auto& t : tests_) {
+    if (!network(t.spec.stage) || !t.measurement || !t.measurement->host_busy) continue;
+    for (int h : t.spec.hosts) ++busy[static_cast<std::size_t>(h)];
+  }
+  std::vector<std::vector<int>> pairs, again;  // every ring pair; those whose latest test was busy
+  for (auto it = tests_.rbegin(); it != tests_.rend(); ++it) {
+    if (it->spec.stage != Stage::ring || std::ranges::find(pairs, it->spec.hosts) != pairs.end()) continue;
+    pairs.push_back(it->spec.hosts);
+    if (it->measurement && it->measurement->outcome == Outcome::ok && it->measurement->host_busy)
+      again.push_back(it->spec.hosts);
+  }
+  bool added = false;
+  for (auto it = again.rbegin(); it != again.rend(); ++it) {  // in the ring's order (add_test grows tests_)
+    if (std::ranges::any_of(*it, [&](int h) { return busy[static_cast<std::size_t>(h)] >= criteria_.max_tests; }))
+      continue;
+    add_test(Stage::ring, *it);
+    added = true;
+  }
+  return added;
 }
 
 void Search::plan_attribution() {
@@ -325,7 +366,7 @@ std::vector<double> Search::evidence_logs(int host, Metric metric, bool network_
   std::vector<double> logs;
   for (int id : host_tests_[static_cast<std::size_t>(host)]) {
     const auto& t = tests_[static_cast<std::size_t>(id)];
-    if (network(t.spec.stage) != network_stage || !t.measurement || t.measurement->outcome != Outcome::ok) continue;
+    if (network(t.spec.stage) != network_stage || !t.measurement || !counts(*t.measurement)) continue;
     const bool beside_pool = std::ranges::all_of(
         t.spec.hosts, [&](int h) { return h == host || (!pool.empty() && pool[static_cast<std::size_t>(h)]); });
     if (!beside_pool) continue;
@@ -333,6 +374,24 @@ std::vector<double> Search::evidence_logs(int host, Metric metric, bool network_
     if (v && *v > 0) logs.push_back(std::log(*v));
   }
   return logs;
+}
+
+std::vector<int> Search::host_busy_tests(int host, Metric metric, bool network_stage, bool beside_pool) const {
+  const auto& pool = pool_of(network_stage, metric);
+  std::vector<int> ids;
+  for (int id : host_tests_[static_cast<std::size_t>(host)]) {
+    const auto& t = tests_[static_cast<std::size_t>(id)];
+    if (network(t.spec.stage) != network_stage || !t.measurement || t.measurement->outcome != Outcome::ok ||
+        !t.measurement->host_busy)
+      continue;
+    if (const auto v = value_of(*t.measurement, metric); !v || *v <= 0) continue;
+    if (beside_pool && !std::ranges::all_of(t.spec.hosts, [&](int h) {
+          return h == host || (!pool.empty() && pool[static_cast<std::size_t>(h)]);
+        }))
+      continue;
+    ids.push_back(id);
+  }
+  return ids;
 }
 
 double Search::margin_log(Metric metric) const {
@@ -385,7 +444,7 @@ Search::MetricState Search::judge_metric(Stage stage, Metric metric) const {
     for (int id : host_tests_[static_cast<std::size_t>(h)]) {
       const auto& t = tests_[static_cast<std::size_t>(id)];
       if (seen[static_cast<std::size_t>(id)] || network(t.spec.stage) != net || !t.measurement ||
-          t.measurement->outcome != Outcome::ok)
+          !counts(*t.measurement))
         continue;
       if (!std::ranges::all_of(t.spec.hosts, [&](int x) { return pool[static_cast<std::size_t>(x)]; })) continue;
       seen[static_cast<std::size_t>(id)] = true;
@@ -433,7 +492,10 @@ bool Search::plan_repeats(bool network_stage) {
       if (network_stage && all_network_tests_failed(h)) continue;
       const auto& j = m.hosts[static_cast<std::size_t>(h)];
       const int tests = j ? j->tests : 0;
-      if (tests >= criteria_.max_tests) continue;
+      // A test on a busy host beside the pool uses up the budget as one that counts would: a host
+      // whose tests all land on a busy host is re-tested, but not forever.
+      const int busy = static_cast<int>(host_busy_tests(h, metric, network_stage, true).size());
+      if (tests + busy >= criteria_.max_tests) continue;
       bool needy = !j;
       if (j) {
         const double t = t_critical(alpha_per_look() / hypotheses(), j->df);
@@ -573,13 +635,26 @@ void Search::conclude() {
         if (x.stage == m.stage && x.metric == m.metric) f = &x;
       const bool net = network(m.stage);
       const auto best = score(h, m.metric, net);
-      if (!f || !f->value || !best) continue;
+      const auto busy = host_busy_tests(h, m.metric, net, false);
+      const bool judgeable = f && f->value && best;
+      if (!judgeable && busy.empty()) continue;  // nothing to judge against (no fleet, no absolute floor)
       Evidence e;
       e.stage = m.stage;
       e.metric = m.metric;
-      e.floor = *f->value;
-      e.measured = *best;
+      if (f && f->value) e.floor = *f->value;
       e.judged = false;
+      e.host_busy_tests = static_cast<int>(busy.size());
+      if (!busy.empty()) e.host_busy = *tests_[static_cast<std::size_t>(busy.back())].measurement->host_busy;
+      if (!judgeable) {
+        // Every test of the stage ran on a busy host, or so many did that no floor was left: what
+        // they measured, judged neither way.
+        double sum_log = 0;
+        for (int id : busy) sum_log += std::log(*value_of(*tests_[static_cast<std::size_t>(id)].measurement, m.metric));
+        e.measured = best ? *best : std::exp(sum_log / static_cast<double>(busy.size()));
+        r.evidence.push_back(e);
+        continue;
+      }
+      e.measured = *best;
       bool relative_beyond = false;
       if (const auto& j = m.hosts[static_cast<std::size_t>(h)]; j && m.reference) {
         e.measured = std::exp(m.reference->level_log) * j->ratio;
@@ -604,9 +679,18 @@ void Search::conclude() {
         if (!t.measurement || t.measurement->outcome != Outcome::ok || !contains(t.spec.hosts, h)) continue;
         if (network(t.spec.stage) != net) continue;
         const auto v = value_of(*t.measurement, m.metric);
-        if (v && beyond(m.metric, *v, e.floor) && !contains(r.implicating_tests, t.spec.id))
+        if (v && beyond(m.metric, *v, *e.floor) && !contains(r.implicating_tests, t.spec.id))
           r.implicating_tests.push_back(t.spec.id);
       }
+    }
+    // A metric not judged (noise, or tests bound by a busy host) is not a clean bill: the host was
+    // neither shown healthy nor blamed on it. Its implicating tests are the ones on a busy host.
+    if (r.verdict == Verdict::healthy && std::ranges::any_of(r.evidence, [](const Evidence& e) { return !e.judged; })) {
+      r.verdict = Verdict::unjudged;
+      r.implicating_tests.clear();
+      for (const auto& t : tests_)
+        if (t.measurement && t.measurement->host_busy && contains(t.spec.hosts, h))
+          r.implicating_tests.push_back(t.spec.id);
     }
     if (r.verdict == Verdict::healthy) r.implicating_tests.clear();
     std::ranges::sort(r.implicating_tests);

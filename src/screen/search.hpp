@@ -35,9 +35,11 @@
 namespace ccbench::screen {
 
 enum class Stage { solo, ring, attribution };
-enum class Outcome { ok, failed, unreachable };             // of one test
-enum class Verdict { healthy, slow, failed, unreachable };  // of one host
-enum class Metric { latency_us, busbw_gbps };               // what a floor judges
+enum class Outcome { ok, failed, unreachable };  // of one test
+// unjudged: neither shown healthy nor blamed on some metric (its tests too noisy, or bound by a busy
+// host rather than the link): never written out as healthy unless the user says so.
+enum class Verdict { healthy, slow, failed, unreachable, unjudged };  // of one host
+enum class Metric { latency_us, busbw_gbps };                         // what a floor judges
 
 std::string_view name(Stage stage);
 std::string_view name(Outcome outcome);
@@ -61,6 +63,10 @@ struct Measurement {
   // mpiruns racing for one session folder): a solo test like that is run once more before the host
   // is called failed.
   bool retry = false;
+  // The run's own host-load reading said its host was busy (core/host_load_note.hpp: other
+  // processes on the ranks' cores, or steal): the test measured the host, not the link, and is
+  // not evidence for or against any host. The note, as the run printed it.
+  std::optional<std::string> host_busy;
 };
 
 struct Criteria {
@@ -108,18 +114,20 @@ struct Evidence {
   Stage stage = Stage::ring;
   Metric metric = Metric::busbw_gbps;
   double measured = 0;            // geometric mean of the tests that count (the best test where none does)
-  double floor = 0;               // Floor::value
+  std::optional<double> floor;    // Floor::value (none: every test of the stage ran on a busy host)
   int tests = 0;                  // tests that count: beside hosts shown healthy (solo: alone)
   std::optional<double> ratio;    // measured over the fleet's median
   std::optional<double> noise;    // standard error of ln(ratio): the host's own noise and the fleet's
   std::optional<double> p_value;  // one-sided, unadjusted: no worse than the fleet
   bool beyond = false;            // blamed on this metric (beyond the margin and significant, or the absolute floor)
   bool judged = true;             // false: too few tests or noise beyond the margin ("not judged")
+  int host_busy_tests = 0;        // the host's tests of this stage and metric that ran on a busy host (not counted)
+  std::string host_busy;          // the last such test's host-load note
 };
 
 struct HostResult {
   Verdict verdict = Verdict::healthy;
-  std::string reason;  // failed / unreachable: why; slow: which metric
+  std::string reason;  // failed / unreachable: why; slow: which metric (unjudged: Evidence says)
   std::vector<Evidence> evidence;
   std::vector<int> implicating_tests;  // failed tests, and tests beyond the floor, that include it
 };
@@ -159,6 +167,9 @@ class Search {
   void plan_solo();
   void plan_ring();
   void plan_attribution();
+  // The ring's tests that ran on a busy host, once more, while too few hosts are shown healthy to
+  // form a pool because of them and their hosts have budget left (max_tests). False: none to rerun.
+  bool plan_busy_ring_again();
   bool plan_repeats(bool network_stage);  // false: nothing more to test
   // Provisional floor/ceiling of a stage's scores (upper/lower quartile -/+ the tolerance, or the
   // absolute one): who is a suspect, i.e. not part of the reference.
@@ -182,6 +193,10 @@ class Search {
   int hypotheses() const;         // the most hosts x metrics the family can hold (Bonferroni level)
   double alpha_per_look() const;  // the family-wise level split over a host's looks (min_tests ... max_tests)
   bool all_network_tests_failed(int host) const;
+  // The host's ok tests of the stage that measured `metric` on a busy host (Measurement::host_busy);
+  // beside_pool: only those whose other hosts are all in the metric's pool (they use up the
+  // host's max_tests as a test that counts would).
+  std::vector<int> host_busy_tests(int host, Metric metric, bool network, bool beside_pool) const;
 
   int n_;
   Criteria criteria_;

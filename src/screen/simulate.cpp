@@ -81,7 +81,11 @@ SimulationResult simulate(const SimulationConfig& config) {
   result.bad = config.slow_hosts + config.failed_hosts;
   for (int i = 0; i < n; ++i) {
     const bool bad = health[static_cast<std::size_t>(i)] != Health::healthy;
-    const bool blamed = search.hosts()[static_cast<std::size_t>(i)].verdict != Verdict::healthy;
+    // Blamed: slow, failed or unreachable. An unjudged host is neither blamed nor cleared: a bad
+    // one counts as missed (not found), a healthy one is counted apart.
+    const Verdict v = search.hosts()[static_cast<std::size_t>(i)].verdict;
+    const bool blamed = v != Verdict::healthy && v != Verdict::unjudged;
+    if (v == Verdict::unjudged) ++result.unjudged;
     if (bad && !blamed) ++result.missed;
     if (!bad && blamed) ++result.false_blamed;
   }

@@ -37,8 +37,9 @@ struct SimulationResult {
   int tests = 0;
   double wall_s = 0;     // sum over rounds of the round's longest test
   int bad = 0;           // slow + failed hosts planted
-  int missed = 0;        // bad hosts judged healthy
-  int false_blamed = 0;  // healthy hosts judged anything else
+  int missed = 0;        // bad hosts not blamed (judged healthy, or unjudged)
+  int false_blamed = 0;  // healthy hosts blamed (slow, failed or unreachable)
+  int unjudged = 0;      // hosts, bad or not, neither shown healthy nor blamed on some metric
 };
 
 SimulationResult simulate(const SimulationConfig& config);

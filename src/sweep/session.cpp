@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -227,7 +228,10 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
     watchdog.disarm();
     if (channel_.is_root()) {
       const system::HostLoadSnapshot load_at_end = system::sample_host_load();
-      const auto ours = system::own_processes(load_at_end, static_cast<int>(::getpid()));
+      auto ours = system::own_processes(load_at_end, static_cast<int>(::getpid()));
+      // The runs of one program that started several at once on this host (docs/host-load.md).
+      if (const char* owner = std::getenv("CCBENCH_LOAD_OWNER"); owner && *owner)
+        ours.merge(system::processes_with_environment(load_at_end, std::string("CCBENCH_LOAD_OWNER=") + owner));
       writer->merge_system(
           {{"host_load", system::host_load_json(load_at_start, load_at_end, ours, system::cores_of(ours))}});
       exit = finish(*writer, plan, totals, peak_rss, final_metadata);

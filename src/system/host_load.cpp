@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace ccbench::system {
 namespace fs = std::filesystem;
@@ -156,6 +157,25 @@ std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self) {
     }
   }
   return ours;
+}
+
+std::set<int> processes_with_environment(const HostLoadSnapshot& snapshot, const std::string& entry,
+                                         const std::string& root) {
+  std::set<int> found;
+  if (entry.find('=') == std::string::npos) return found;
+  for (const auto& [pid, p] : snapshot.processes) {
+    const std::string env = read_small(fs::path(root) / "proc" / std::to_string(pid) / "environ");
+    // NUL-separated NAME=VALUE entries: a whole entry, not a prefix of a longer value.
+    for (std::size_t at = 0; at < env.size();) {
+      const std::size_t end = std::min(env.find('\0', at), env.size());
+      if (env.compare(at, end - at, entry) == 0) {
+        found.insert(pid);
+        break;
+      }
+      at = end + 1;
+    }
+  }
+  return found;
 }
 
 std::set<int> cores_of(const std::set<int>& pids, const std::string& root) {

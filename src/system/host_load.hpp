@@ -39,6 +39,15 @@ HostLoadSnapshot sample_host_load(const std::string& root = "/");
 // siblings (the other local ranks: same parent), from a snapshot.
 std::set<int> own_processes(const HostLoadSnapshot& snapshot, int self);
 
+// The snapshot's processes whose environment (/proc/<pid>/environ, readable for our own user or as
+// root) holds exactly `entry` ("NAME=VALUE"). A program that starts several runs at once on one
+// host (`ccbench screen` on the emulated fabric, where every emulated host shares this kernel) hands
+// them one token in CCBENCH_LOAD_OWNER, and the processes that carry it are the program's own work,
+// not another job's. Not by ancestry: Open MPI's daemons detach from the launcher (their parent is
+// init), so the ranks of a test are not descendants of the program that started it.
+std::set<int> processes_with_environment(const HostLoadSnapshot& snapshot, const std::string& entry,
+                                         const std::string& root = "/");
+
 // The union of the CPU affinity lists of `pids` (/proc/<pid>/status Cpus_allowed_list).
 std::set<int> cores_of(const std::set<int>& pids, const std::string& root = "/");
 

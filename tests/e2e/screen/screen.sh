@@ -9,6 +9,13 @@
 #                 says the screen ended the test at its deadline
 #   all_healthy   3 screens of a healthy fleet: exit 0 each, nobody blamed
 #   default_flags 7 hosts, ccb-h3 at 60%, the screen's default flags: exactly ccb-h3 is slow
+# Verdicts the screen may give on this shared machine (docs/screen.md, "Busy hosts and unjudged
+# hosts"): a test whose run found its host busy (other engineers' builds on the same 2 cores) is
+# not evidence, and a host left with a metric not judged is `unjudged`. So a planted slow host is
+# `slow` or `unjudged` (never healthy), every other host `healthy` or `unjudged` (never blamed), a
+# failed host `failed`, and the lists follow the verdicts (unjudged hosts out of the healthy
+# hostfile, on the exclude list: --unjudged exclude, the default). Which of the two a screen gives
+# depends on the load beside it, not on the screen: both are right, and nothing else is.
 # Bound: a test ends within its deadline (--test-timeout, here 12 s) plus the 5 s the screen gives
 # the launcher after SIGTERM, so a screen of N tests ends within N x 25 s; each failing test ends
 # within the deadline + 6 s (a stopped rank, or a connection that is never answered while the run
@@ -72,30 +79,49 @@ for t in d['tests']:
 PY
 }
 
-expect_blamed() {  # expect_blamed VERDICT HOST... : exactly these hosts are not healthy, with VERDICT
-  local want=" $* " verdict=$1
+reason_of() { py "d = json.load(open('$out/screen.json')); print([h for h in d['hosts'] if h['name'] == '$1'][0]['reason'] or '')"; }
+
+# expect_blamed VERDICT HOST... : these hosts VERDICT (a slow one may be unjudged instead), every
+# other host healthy or unjudged; an unjudged host's reason says what was not judged.
+expect_blamed() {
+  local verdict=$1
   shift
   local h v
   for ((i = 0; i < N; i++)); do
     h=$P-h$i
     v=$(verdict_of "$h")
     if [[ " $* " == *" $h "* ]]; then
-      [[ $v == "$verdict" ]] || fail "$h: verdict $v, expected $verdict"
+      [[ $v == "$verdict" || ($verdict == slow && $v == unjudged) ]] || fail "$h: verdict $v, expected $verdict"
     else
-      [[ $v == healthy ]] || fail "$h: verdict $v, expected healthy (falsely blamed)"
+      [[ $v == healthy || $v == unjudged ]] || fail "$h: verdict $v, expected healthy or unjudged (falsely blamed)"
+    fi
+    if [[ $v == unjudged ]]; then
+      [[ $(reason_of "$h") == *"not judged: "* ]] || fail "$h: unjudged, but the reason does not say what: $(reason_of "$h")"
     fi
   done
-  [[ -n $want ]]
 }
 
-expect_lists() {  # the healthy hostfile and the exclude list
-  local bad=$1 healthy
-  healthy=$(grep -v '^#' "$out.healthy" | awk '{print $1}' | paste -sd,)
-  local want
-  want=$(tr ',' '\n' <<<"$hosts" | grep -vxF -f <(tr ',' '\n' <<<"$bad") | paste -sd,)
-  [[ $healthy == "$want" ]] || fail "healthy hostfile lists '$healthy', expected '$want'"
-  [[ $(cat "$out.exclude") == "$bad" ]] || fail "exclude list '$(cat "$out.exclude")', expected '$bad'"
-  grep -q "^$P-h0 slots=1\$" "$out.healthy" || [[ $bad == *"$P-h0"* ]] || fail "healthy hostfile is not 'host slots=1' lines"
+# The healthy hostfile lists exactly the hosts whose verdict is healthy, the exclude list the others,
+# the planted bad hosts (BAD, comma-separated) among them.
+expect_lists() {
+  local bad=$1 healthy want_healthy want_exclude b
+  healthy=$(awk '!/^#/ {print $1}' "$out.healthy" | paste -sd,)
+  want_healthy=$(verdicts | awk '$2 == "healthy" {print $1}' | paste -sd,)
+  want_exclude=$(verdicts | awk '$2 != "healthy" {print $1}' | paste -sd,)
+  [[ $healthy == "$want_healthy" ]] || fail "healthy hostfile lists '$healthy', expected '$want_healthy'"
+  [[ $(cat "$out.exclude") == "$want_exclude" ]] || fail "exclude list '$(cat "$out.exclude")', expected '$want_exclude'"
+  for b in ${bad//,/ }; do [[ ",$want_exclude," == *",$b,"* ]] || fail "$b is not on the exclude list"; done
+  [[ -z $want_healthy ]] || grep -Eq "^$P-h[0-9]+ slots=1\$" "$out.healthy" || fail "healthy hostfile is not 'host slots=1' lines"
+}
+
+# A planted slow host: found, with its evidence in the table, or unjudged with its busbw not judged.
+expect_slow_evidence() {
+  local h=$1
+  if [[ $(verdict_of "$h") == slow ]]; then
+    grep -Eq "^$h +slow .*network busbw below the floor" "$out.stdout" || fail "the table does not show $h's evidence"
+  else
+    grep -Eq "^$h +unjudged .*busbw not judged: " "$out.stdout" || fail "$h unjudged, but the table does not say busbw was not judged"
+  fi
 }
 
 case $case in
@@ -109,13 +135,19 @@ case $case in
     [[ $rc -eq 1 ]] || { cat "$out.stderr"; fail "exit $rc, expected 1"; }
     expect_blamed slow $P-h3
     expect_lists $P-h3
-    grep -Eq "^$P-h3 +slow .*network busbw below the floor" "$out.stdout" || fail "the table does not show $P-h3's evidence"
+    expect_slow_evidence $P-h3
+    # Found: beyond the floor over 2+ tests that count. Unjudged: its busbw not judged, with every
+    # test of it on a busy host (host_busy_tests) or too noisy to tell.
     py "
 d = json.load(open('$out/screen.json'))
 h3 = [h for h in d['hosts'] if h['name'] == '$P-h3'][0]
 e = [e for e in h3['evidence'] if e['stage'] == 'network' and e['metric'] == 'busbw_gbps'][0]
-assert e['beyond'] and e['judged'] and e['tests'] >= 2 and e['ratio'] < 0.8, e
-print('measured: h3 busbw ratio %.3f over %d tests, noise %.3f' % (e['ratio'], e['tests'], e['noise']))" ||
+if h3['verdict'] == 'slow':
+    assert e['beyond'] and e['judged'] and e['tests'] >= 2 and e['ratio'] < 0.8, e
+    print('measured: h3 slow, busbw ratio %.3f over %d tests, noise %.3f' % (e['ratio'], e['tests'], e['noise']))
+else:
+    assert not e['judged'] and not e['beyond'] and (e['host_busy_tests'] > 0 or e['tests'] > 0), e
+    print('measured: h3 unjudged, %d counted and %d busy-host tests: %s' % (e['tests'], e['host_busy_tests'], h3['reason']))" ||
       fail "$P-h3's busbw evidence"
     ;;
   one_slow)
@@ -124,7 +156,7 @@ print('measured: h3 busbw ratio %.3f over %d tests, noise %.3f' % (e['ratio'], e
     [[ $rc -eq 1 ]] || fail "exit $rc, expected 1"
     expect_blamed slow $P-h3
     expect_lists $P-h3
-    grep -Eq "^$P-h3 +slow .*network busbw below the floor" "$out.stdout" || fail "the table does not show $P-h3's evidence"
+    expect_slow_evidence $P-h3
     ;;
   two_slow)
     emu_set_rate "$SLOW" 1 4
@@ -175,9 +207,12 @@ assert all(t['elapsed_s'] <= $DEADLINE + 6 for t in bad), [t['elapsed_s'] for t 
   all_healthy)
     for rep in 1 2 3; do
       run_screen "healthy$rep"
-      [[ $rc -eq 0 ]] || fail "repetition $rep: exit $rc, expected 0"
       expect_blamed healthy
-      [[ $(cat "$out.exclude") == "" ]] || fail "exclude list not empty"
+      expect_lists ""
+      # Exit 0 exactly when every host was shown healthy; an unjudged host makes it 1.
+      want_rc=0
+      [[ -z $(verdicts | awk '$2 != "healthy"') ]] || want_rc=1
+      [[ $rc -eq $want_rc ]] || fail "repetition $rep: exit $rc, expected $want_rc"
     done
     ;;
   *) fail "unknown case $case" ;;

@@ -31,6 +31,8 @@ expect 2 "ccbench screen: --out $work/exists: exists; choose a new folder" -- "$
 expect 2 "ccbench screen: -b/--small-bytes 4M and -e/--large-bytes 8: need 0 < small < large" -- \
   "$ccbench" screen --hosts a,b -b 4M -e 8 --out "$work/o"
 expect 2 "ccbench screen: --path: only with --backend nccl" -- "$ccbench" screen --hosts a,b --path efa --out "$work/o"
+expect 2 "ccbench screen: --unjudged: healthy not in {exclude,include}" -- \
+  "$ccbench" screen --hosts a,b --unjudged healthy --out "$work/o"
 expect 2 "ccbench screen: --launcher mpirun: 'mpirun' is not on PATH" -- \
   env PATH=/nonexistent "$ccbench" screen --hosts a,b --out "$work/o"
 # The launch layer's bad input (issue 22): a hostlist that does not parse, srun missing, an

@@ -96,7 +96,7 @@ TEST(ScreenSearch, OneSlowLinkIsNamedWithItsEvidence) {
     if (e.stage == Stage::ring && e.metric == Metric::busbw_gbps) {
       found = true;
       EXPECT_DOUBLE_EQ(e.measured, 0.55);
-      EXPECT_DOUBLE_EQ(e.floor, 0.8);  // reference median 1: 1 x (1 - 0.2)
+      EXPECT_DOUBLE_EQ(e.floor.value_or(0), 0.8);  // reference median 1: 1 x (1 - 0.2)
       EXPECT_EQ(e.tests, 2);
       EXPECT_NEAR(*e.ratio, 0.55, 1e-12);
       EXPECT_TRUE(e.beyond);
@@ -131,7 +131,10 @@ TEST(ScreenSearch, TheFloorIsTheMarginBelowTheReferenceMedianWithItsMeasuredNois
     EXPECT_TRUE(fl.judged);
   }
   EXPECT_TRUE(found);
-  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, H}));
+  // Hosts 2, 3 and 4 (best tests 0.9, 0.8, 0.8 of a 0.9 fleet at 9% noise) are neither cleared nor
+  // blamed in the 2 tests max_tests allows: unjudged, not healthy.
+  constexpr auto J = Verdict::unjudged;
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, J, J, J}));
 }
 
 TEST(ScreenSearch, BadHostsInflateNeitherMedianNorSpread) {
@@ -302,7 +305,9 @@ TEST(ScreenSearch, AMetricNoisierThanItsMarginIsNotJudgedAndBlamesNobody) {
       if (t.stage != Stage::solo) m.busbw_gbps = (t.hosts[0] == 4 || t.hosts[1] == 4) ? 0.6 : (t.id % 2 ? 0.97 : 1.03);
       s.record(t.id, m);
     }
-  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{H, H, H, H, S, H, H}));
+  // Latency judged for nobody: no host is shown healthy on it (unjudged), nor blamed.
+  constexpr auto J = Verdict::unjudged;
+  EXPECT_EQ(verdicts(s), (std::vector<Verdict>{J, J, J, J, S, J, J}));
   EXPECT_EQ(s.hosts()[4].reason, "network busbw below the floor");
   int latency_floors = 0;
   for (const Floor& fl : s.floors())
