@@ -2,7 +2,7 @@
 # Installs what is missing, builds, and runs every test (unit, integration with real mpirun, e2e).
 #   scripts/test.sh             # everything
 #   scripts/test.sh -R compare  # extra arguments go to ctest
-#   scripts/test.sh -L unit -j2 # one kind of test: unit, integration or e2e (docs/architecture.md)
+#   scripts/test.sh -L unit     # one kind of test: unit, integration or e2e (docs/architecture.md)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
