@@ -12,7 +12,9 @@
 - a -J folder that cannot be written at the end lost every file (exit 2 "before measuring"):
   kept in the working folder, exit 5.
 """
+import csv
 import glob
+import io
 import json
 import os
 import shutil
@@ -126,9 +128,29 @@ class Hostile(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(out)), sorted(
             ["congestion.impact.json", "congestion.alltoall.isolated.json", "congestion.alltoall.isolated.jsonl",
              "congestion.alltoall.congested.json", "congestion.alltoall.congested.jsonl"]))
-        r = subprocess.run([CCBENCH, "report", str(out), "--format", "csv"], capture_output=True, text=True)
+        # The report of the folder holds every row of the two phase files, with their numbers (csv
+        # keeps full precision), and nothing of the summary or the .jsonl streams.
+        r = subprocess.run([CCBENCH, "report", str(out), "--format", "csv"], capture_output=True, text=True,
+                           timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertGreater(len(r.stdout.splitlines()), 2)
+        report = list(csv.DictReader(io.StringIO(r.stdout)))
+        phases = {"isolated", "congested"}
+        self.assertEqual({row["file"] for row in report},
+                         {str(out / f"congestion.alltoall.{phase}.json") for phase in phases})
+        for phase in phases:
+            path = out / f"congestion.alltoall.{phase}.json"
+            results = json.loads(path.read_text())["results"]
+            rows = [row for row in report if row["file"] == str(path)]
+            self.assertTrue(results, path)
+            self.assertEqual(len(rows), len(results), path)
+            for row, result in zip(rows, results):
+                got = (row["label"], row["op"], int(row["bytes"]), int(row["ranks"]), int(row["trial"]),
+                       int(row["n_samples"]), float(row["time_us_median"]), float(row["time_us_p99"]),
+                       float(row["busbw_gbps"]), int(row["wrong"]))
+                want = (f"congestion alltoall {phase}", result["op"], result["bytes"], result["ranks"],
+                        result["trial"], len(result["samples_us"]), result["time_us"]["median"],
+                        result["time_us"]["p99"], result["busbw_gbps"], result["wrong"])
+                self.assertEqual(got, want, path)
 
     # It failed 1 run in 2 (the isolated phase file said 'incomplete' while the congested one said
     # 'interrupted'): the signal handler read the current phase's writer twice while the main thread

@@ -2,6 +2,8 @@
 """Every op, dtype and redop, in and out of place, with the check on: zero wrong on 2 and 4 ranks;
 and a result corrupted on purpose (test-only hook) gives exit 1."""
 import os
+import re
+import shutil
 import unittest
 
 import ccbench_mpi as m
@@ -17,6 +19,7 @@ class Correctness(unittest.TestCase):
         d = m.tmpdir()
         out = os.path.join(d, "r.json")
         p = m.run(np, FAST + ["--ops", ops, "-d", dtype, "-o", redop, "-J", out] + list(extra))
+        self.stdout = p.stdout
         self.assertEqual(p.returncode, 0, f"{dtype} {redop} np={np}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
         doc = m.load(out)
         self.assertEqual(doc["run"]["status"], "complete")
@@ -49,8 +52,27 @@ class Correctness(unittest.TestCase):
             with self.subTest(dtype=dtype, redop=redop):
                 self.check_run(4, dtype, redop, ALL_OPS)
 
+    # Every rank's input pattern differs, and the check expects the root's on every rank: zero wrong
+    # with rows of root 3 means ranks 0-2 received rank 3's data. A --root lost on the way to the
+    # plan (broadcast from 0, checked against 0) passed when only the wrong count was asserted.
     def test_broadcast_from_another_root(self):
-        self.check_run(4, "int32", "sum", "broadcast", ["--root", "3"])
+        doc = self.check_run(4, "int32", "sum", "broadcast", ["--root", "3"])
+        self.assertEqual(doc["config"]["root"], 3)
+        self.assertTrue(doc["config"]["check"])
+        self.assertEqual({r["root"] for r in doc["results"]}, {3})
+        table = re.findall(r"^\s+\d+\s+\d+\s+int32\s+\S+\s+(-?\d+)\s", self.stdout, re.MULTILINE)
+        self.assertEqual(len(table), len(doc["results"]) // 2, self.stdout)  # one line: out- and in-place
+        self.assertEqual(set(table), {"3"}, self.stdout)
+        # The check runs on the receivers of root 3: a received element changed on rank 1 is exit 1
+        # with one wrong element in every row.
+        folder = m.tmpdir()
+        self.addCleanup(shutil.rmtree, folder, True)
+        out = os.path.join(folder, "r.json")
+        p = m.run(4, FAST + ["--ops", "broadcast", "-d", "int32", "--root", "3", "-J", out],
+                  extra_env={"CCBENCH_TEST_CORRUPT_RANK": "1"})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        rows = m.load(out)["results"]
+        self.assertEqual({(r["root"], r["wrong"]) for r in rows}, {(3, 1)})
 
     def test_corrupted_result_exits_1(self):
         d = m.tmpdir()
