@@ -9,6 +9,7 @@
 #include "checkpoint/s3/http.hpp"
 #include "checkpoint/s3/protocol.hpp"
 #include "checkpoint/s3/s3_storage.hpp"
+#include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "compare/claim.hpp"
 #include "core/input_file.hpp"
@@ -162,6 +163,9 @@ constexpr Loader kLoaders[] = {
     {"s3_listing", ".xml", &s3_listing},
     {"s3_upload", ".xml", &s3_upload},
     {"s3_error", ".xml", &s3_error},
+    // A step's manifest, as --keep, the end of a run and --phases read parse it (a ParseError
+    // naming the file is the answer for a bad one).
+    {"manifest", ".json", [](const auto& p) { (void)checkpoint::parse_manifest(read_input_file(p), p.string()); }},
 };
 
 }  // namespace
