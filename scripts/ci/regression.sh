@@ -103,7 +103,9 @@ ROLLING=${ROLLING:-0}
 whole_number LAUNCHES "$LAUNCHES" 1 100 "candidate launches a run"
 whole_number BASELINE_LAUNCHES "$BASELINE_LAUNCHES" 2 100 \
   "baseline launches; one launch cannot show the launch-to-launch spread"
-whole_number NP "$NP" 1 999999 "ranks"
+if [[ ! $NP =~ ^[0-9]{1,6}$ ]] || ((10#$NP < 1)); then
+  usage_error "NP must be a positive whole number, got '$NP'"
+fi
 if [[ $ROLLING != 0 ]]; then
   whole_number ROLLING "$ROLLING" 2 999 "launch files kept in the rolling baseline; 0 for off"
 fi
