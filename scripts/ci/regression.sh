@@ -121,7 +121,7 @@ for ((i = 0; i < ${#run_flags[@]}; i++)); do
     --trials | --trials=*)
       if [[ $flag == --trials ]]; then value=${run_flags[i + 1]:-}; else value=${flag#--trials=}; fi
       if [[ $value != 1 ]]; then
-        usage_error "--trials $value: trials inside one launch share its placement and its moment, so the" \
+        usage_error "--trials${value:+ $value}: trials inside one launch share its placement and its moment, so the" \
           "gate counts launches, not trials; set LAUNCHES (candidate) and BASELINE_LAUNCHES instead"
       fi
       ;;

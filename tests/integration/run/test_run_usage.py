@@ -120,7 +120,7 @@ class Usage(unittest.TestCase):
         self.assertEqual(doc["config"]["dtype"], "int32")
 
     def test_shipped_sweeps_parse(self):
-        for name in ["quick", "full"]:
+        for name in ["quick", "full", "ci-small"]:
             with self.subTest(sweep=name):
                 p = m.run(1, ["--config", os.path.join(m.SOURCE, "configs/sweeps", name + ".yaml"), "--help"])
                 self.assertEqual(p.returncode, 0, p.stderr)
