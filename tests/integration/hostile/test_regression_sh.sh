@@ -3,8 +3,8 @@
 # holds a space (it once exited 127: the default launcher was an unquoted string):
 #  - bad NAME, LAUNCHES, BASELINE_LAUNCHES, ROLLING, --baseline-build, --trials N > 1 in the run
 #    flags: exit 2 naming the variable or flag, before any launch (no OUT_DIR made);
-#  - UPDATE_BASELINE=1 stores BASELINE_LAUNCHES separate launch files of one trial each; a failed
-#    launch leaves the stored baseline as it was;
+#  - UPDATE_BASELINE=1 stores BASELINE_LAUNCHES separate launch files of one trial each (also when
+#    the SWEEP config asks for trials: 3); a failed launch leaves the stored baseline as it was;
 #  - a run makes LAUNCHES launch files, compares the folders, and exits with compare's code; after
 #    a pass ROLLING keeps the newest N launch files, after a non-pass the store is untouched;
 #  - a stored baseline file holding several trials of one launch is refused (exit 2, file named);
@@ -24,6 +24,9 @@ mkdir -p "$checkout/scripts/ci"
 cp "$scripts/ci/regression.sh" "$checkout/scripts/ci/"
 cp "$scripts/mpirun.sh" "$scripts/launches.sh" "$checkout/scripts/"
 gate=$checkout/scripts/ci/regression.sh
+# A sweep config asking for trials inside a launch: the gate's launches must still hold one each.
+mkdir -p "$checkout/configs/sweeps"
+echo "trials: 3" >"$checkout/configs/sweeps/three-trials.yaml"
 store="$T/base lines"
 out="$T/out dir"
 export CCBENCH=$ccbench BASELINES_DIR=$store OUT_DIR=$out SWEEP="" NP=2
@@ -61,8 +64,9 @@ usage_case "--baseline-build $T/nothing: not an executable" "$gate" --baseline-b
 usage_case "no baseline 'nightly'" "$gate" nightly -- "${tiny[@]}"
 usage_case "-J: the launches' files are the script's own" "$gate" nightly -- -J "$T/x.json"
 
-# 2. UPDATE_BASELINE=1: BASELINE_LAUNCHES separate launches, one trial each, in the store.
-UPDATE_BASELINE=1 BASELINE_LAUNCHES=2 gate_run nightly -- "${tiny[@]}" >"$T/log" 2>&1
+# 2. UPDATE_BASELINE=1: BASELINE_LAUNCHES separate launches, one trial each (whatever SWEEP says), in
+# the store.
+SWEEP=three-trials UPDATE_BASELINE=1 BASELINE_LAUNCHES=2 gate_run nightly -- "${tiny[@]}" >"$T/log" 2>&1
 rc=$?
 [[ $rc == 0 ]] || fail "UPDATE_BASELINE=1: exit $rc: $(tail -5 "$T/log")"
 [[ $(launches_in "$store/nightly" | wc -l) == 2 ]] || fail "want 2 baseline launch files: $(ls "$store/nightly")"
