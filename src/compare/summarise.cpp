@@ -86,7 +86,8 @@ void side_warnings(const Side& side, const std::vector<RowResult>& rows, bool ba
     w.push_back(fmt::format(
         "{} has {} trial(s): trials (launches) are the independent unit; the per-size intervals in the table come "
         "from pooled samples and show the precision inside a launch, not across launches, and a claim verdict "
-        "needs at least {} trials per side (separate launches: scripts/launches.sh, or ccbench run --trials {})",
+        "needs at least {} trials per side: separate launches (scripts/launches.sh {} DIR); ccbench run --trials "
+        "repeats the plan inside one launch, which shares its placement and its moment",
         side.name, trials, min_trials, min_trials));
   }
   std::vector<RowKey> few, summary, not_met, wrong;

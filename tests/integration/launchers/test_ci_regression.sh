@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/ci/regression.sh end to end on 2 local MPI ranks: a missing baseline exits 2; UPDATE_BASELINE=1
-# stores one; the next run is compared under the regression gate and the script exits with exactly
-# the code `ccbench compare --gate regression` gives on the same two files, leaving verdict and report.
+# stores one (2 launches); the next run (2 launches) is compared under the regression gate and the
+# script exits with exactly the code `ccbench compare --gate regression` gives on the same two
+# folders, leaving verdict and report.
 # Usage: test_ci_regression.sh CCBENCH REGRESSION_SH
 set -uo pipefail
 ccbench=$(readlink -f "$1")
@@ -13,7 +14,7 @@ if ! "$ccbench" --help 2>&1 | grep -E '^ +run ' >/dev/null; then say "SKIP: $ccb
 T=$(mktemp -d /tmp/ccbench-ci.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { say "FAILED: $*"; exit 1; }
-export CCBENCH=$ccbench BASELINES_DIR=$T/baselines OUT_DIR=$T/out SWEEP="" NP=2
+export CCBENCH=$ccbench BASELINES_DIR=$T/baselines OUT_DIR=$T/out SWEEP="" NP=2 BASELINE_LAUNCHES=2 LAUNCHES=2
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 sweep=(-- --ops allreduce -b 1K -e 64K -f 4 -n 30 -w 2 --in-place no)
 
@@ -31,8 +32,8 @@ say "UPDATE_BASELINE=1 stored $(ls "$T"/baselines/nightly/)"
 "$script" nightly "${sweep[@]}" >"$T/log2" 2>&1
 rc=$?
 tail -5 "$T/log2"
-result=$(find "$T/out" -name 'nightly-*Z.json' | sort | tail -1)
-[[ -f $result ]] || fail "no result in $T/out"
+result=$(find "$T/out" -path '*/nightly-*Z/candidate' -type d | sort | tail -1)
+[[ -d $result ]] || fail "no candidate launches in $T/out"
 "$ccbench" compare "$T/baselines/nightly" "$result" --gate regression --threshold 5% >/dev/null 2>&1
 want=$?
 [[ $want != 2 ]] || fail "compare itself exits 2 on these files"
