@@ -351,6 +351,22 @@ void remove_steps(const std::vector<CommittedStep>& steps, const char* why) {
   std::fflush(stdout);
 }
 
+// An object store's steps this run wrote (claimed, so no other run's objects): removed through the
+// engine, which refuses any step this run did not claim. Rank 0 only, which claimed them.
+void remove_own_object_steps(Storage& storage, const std::vector<std::string>& steps, const char* why) {
+  std::vector<std::string> gone;
+  for (const auto& path : steps) {
+    try {
+      storage.remove_tree(path);
+      gone.push_back(fs::path(path).filename().string());
+    } catch (const StorageError& e) {
+      std::printf("# note: %s kept: %s\n", path.c_str(), e.what());
+    }
+  }
+  if (!gone.empty()) std::printf("# removed %s (%s)\n", fmt::format("{}", fmt::join(gone, ", ")).c_str(), why);
+  std::fflush(stdout);
+}
+
 // Removes a failed trial's partial step; "" when it went, else what is left and why (a dead S3
 // server cannot list it: the failure that ended the trial must still be the one reported).
 std::string remove_partial(Storage& storage, const std::string& partial) {
@@ -574,6 +590,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
 
   int exit = exit_code::ok;
   std::vector<int> written_steps;  // the steps this run committed (removed at its end without --keep)
+  std::vector<std::string> written_object_steps;  // the same on an object store (its claimed names)
   std::string final_error;
   std::size_t wrong_shards = 0;
   try {
@@ -685,8 +702,19 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           std::fflush(stdout);
         }
         // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier.
-        if (w.leader && opt.keep > 0) remove_steps(steps_to_remove(committed_steps(opt.target), opt.keep), "--keep");
-        if (!object_store) written_steps.push_back(step);
+        // On an object store only this run's own steps can go (another run's objects are never touched).
+        if (object_store) {
+          written_object_steps.push_back(committed);
+          const auto keep = static_cast<std::size_t>(opt.keep);
+          if (ch.is_root() && opt.keep > 0 && written_object_steps.size() > keep) {
+            const std::vector<std::string> older(written_object_steps.begin(), written_object_steps.end() - keep);
+            written_object_steps.erase(written_object_steps.begin(), written_object_steps.end() - keep);
+            remove_own_object_steps(*storage, older, "--keep: this run's older steps");
+          }
+        } else {
+          if (w.leader && opt.keep > 0) remove_steps(steps_to_remove(committed_steps(opt.target), opt.keep), "--keep");
+          written_steps.push_back(step);
+        }
       }
       if (opt.read) {
         watchdog.set_case(trial, Op::checkpoint_read, plan.bytes(), false);
@@ -774,6 +802,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   // Without --keep the run removes what it wrote, as IOR does (an interrupted run never gets here):
   // the steps it committed whose manifests name this run, and in them only the files listed. A step
   // that read back wrong is the evidence and stays.
+  if (ch.is_root() && opt.keep == 0 && !written_object_steps.empty()) {
+    if (exit == exit_code::data_check_failed)
+      std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());
+    else
+      remove_own_object_steps(*storage, written_object_steps, "this run's steps; --keep N keeps its newest N");
+  }
   if (w.leader && opt.keep == 0 && !written_steps.empty()) {
     if (exit == exit_code::data_check_failed) {
       std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());

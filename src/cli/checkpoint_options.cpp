@@ -42,7 +42,6 @@ void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
   if (opt.layout == CheckpointLayout::shared_file)
     throw UsageError("--layout shared-file: not for s3:// targets (an object has one writer)");
   if (opt.direct) throw UsageError("--direct: not for s3:// targets (no page cache to bypass)");
-  if (opt.keep > 0) throw UsageError("--keep: not supported for s3:// targets yet (remove old steps yourself)");
   if (!opt.write) throw UsageError("--phases read: not supported for s3:// targets yet (use write,read)");
   if (!opt.fsync) throw UsageError("--no-fsync: not for s3:// targets (an upload is durable when it completes)");
   if (opt.shard_bytes > 0 && (opt.shard_bytes + opt.remote.part_bytes - 1) / opt.remote.part_bytes > 10000)
@@ -99,7 +98,7 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--phases", phases, "write | read (the newest committed step, restart) | write,read")
       ->default_str(phases);
   app.add_option("--keep", opt.keep,
-                 "keep the newest INT steps ccbench wrote, removing older ones (0: remove this run's steps at its end)")
+                 "keep the newest INT steps ccbench wrote, removing older ones (s3://: of this run's own; 0: remove this run's steps at its end)")
       ->default_val(0);
   app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
   app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");

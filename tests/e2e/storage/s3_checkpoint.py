@@ -120,7 +120,7 @@ def run_checks(env, work, secret):
     out = os.path.join(work, "ok.json")
     t = time.monotonic()
     r = ckpt(env, ["--target", "s3://ckpt/e2e", "--shard-bytes", "12M", "--part-size", "5M", "--concurrency", "2",
-                   "--trials", "2", "-J", out, "-T", "60"])
+                   "--trials", "2", "--keep", "2", "-J", out, "-T", "60"])
     print(f"# 2-rank write+read: exit {r.returncode} in {time.monotonic() - t:.1f} s")
     if r.returncode != 0:
         fail(f"2-rank run: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
@@ -197,7 +197,7 @@ def run_checks(env, work, secret):
     os.makedirs(local)
     tiered_out = os.path.join(work, "tiered.json")
     r = ckpt(env, ["--target", "s3://ckpt/tiered", "--tiered", local, "--shard-bytes", "12M", "--part-size", "5M",
-                   "--trials", "1", "--phases", "write", "-J", tiered_out, "-T", "60"])
+                   "--trials", "1", "--phases", "write", "--keep", "1", "-J", tiered_out, "-T", "60"])
     if r.returncode != 0:
         fail(f"--tiered to s3: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     write = [x for x in rows(tiered_out)["results"] if x["op"] == "checkpoint_write"]

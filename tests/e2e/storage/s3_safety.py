@@ -51,7 +51,7 @@ def first_line(p):
 
 
 def dot_segments(env, work):
-    r = ckpt(env, ["--target", "s3://ckpt/real", "--shard-bytes", "4M", "--phases", "write", "-T", "60"])
+    r = ckpt(env, ["--target", "s3://ckpt/real", "--shard-bytes", "4M", "--phases", "write", "--keep", "1", "-T", "60"])
     if r.returncode != 0:
         fail(f"writing real/: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     aws(env, "s3api", "create-bucket", "--bucket", "victim")
@@ -85,7 +85,8 @@ def dot_segments(env, work):
 def concurrent_runs(env, work):
     secret_env = dict(env, AWS_ENDPOINT_URL=env["AWS_ENDPOINT_URL"].replace("://", f"://user:{PASSWORD}@", 1))
     outs = [os.path.join(work, f"run{i}.json") for i in (0, 1)]
-    args = ["--target", "s3://ckpt/shared", "--shard-bytes", "6M", "--part-size", "5M", "--trials", "2", "-T", "90"]
+    args = ["--target", "s3://ckpt/shared", "--shard-bytes", "6M", "--part-size", "5M", "--trials", "2", "--keep", "2",
+            "-T", "90"]
     t = time.monotonic()
     procs = [subprocess.Popen(MPIRUN + ["-np", "2", CCBENCH, "checkpoint"] + args + ["-J", out], env=e,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -135,6 +136,39 @@ def concurrent_runs(env, work):
         fail(f"multipart uploads left: {uploads['Uploads']}")
 
 
+def own_steps_removed(env, work):
+    """A run removes only its own steps (issue 27 item 18 on S3): --keep 1 keeps its newest one, no
+    --keep removes all of them; the two concurrent runs' steps under the same prefix stay as they were."""
+    others = objects(env, "ckpt", "shared/")
+    out = os.path.join(work, "keep1.json")
+    r = ckpt(env, ["--target", "s3://ckpt/shared", "--shard-bytes", "4M", "--trials", "3", "--keep", "1", "-J", out,
+                   "-T", "60"])
+    if r.returncode != 0:
+        fail(f"--keep 1: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    written = [x["checkpoint"]["step"] for x in rows(out)["results"] if x["op"] == "checkpoint_write"]
+    after = objects(env, "ckpt", "shared/")
+    mine = {k for k in after if k not in others}
+    if {k: after[k] for k in others if k in after} != others or len(written) != 3:
+        fail(f"--keep 1: the other runs' objects changed, or rows {written}")
+    if {k.split("/")[1] for k in mine} != {written[-1]}:
+        fail(f"--keep 1: this run's objects left {sorted(mine)}, its newest step is {written[-1]}")
+    if "# removed " not in r.stdout or "--keep: this run's older steps" not in r.stdout:
+        fail(f"--keep 1: no removal said:\n{r.stdout}")
+    kept = written[-1]
+    before = objects(env, "ckpt", "shared/")
+    out = os.path.join(work, "nokeep.json")
+    r = ckpt(env, ["--target", "s3://ckpt/shared", "--shard-bytes", "4M", "--trials", "2", "-J", out, "-T", "60"])
+    if r.returncode != 0:
+        fail(f"no --keep: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    written = [x["checkpoint"]["step"] for x in rows(out)["results"] if x["op"] == "checkpoint_write"]
+    if objects(env, "ckpt", "shared/") != before:
+        fail(f"no --keep: the prefix changed: {sorted(set(objects(env, 'ckpt', 'shared/')) ^ set(before))}")
+    if len(written) != 2 or "this run's steps; --keep N keeps its newest N" not in r.stdout:
+        fail(f"no --keep: rows {written}, output:\n{r.stdout}")
+    print(f"# --keep 1 kept {kept} of 3; no --keep removed its 2 steps; "
+          f"{len(others)} objects of the other runs untouched")
+
+
 def main():
     if os.geteuid() != 0:
         skip("needs root (scripts/emulate/s3.sh writes /etc/swift/swift.conf once)")
@@ -156,6 +190,7 @@ def main():
         print(f"# server up in {time.monotonic() - t0:.1f} s at {env['AWS_ENDPOINT_URL']}")
         dot_segments(env, work)
         concurrent_runs(env, work)
+        own_steps_removed(env, work)
     finally:
         subprocess.run([S3SH, "down"], env=env, capture_output=True, text=True, timeout=60)
         shutil.rmtree(work, ignore_errors=True)
