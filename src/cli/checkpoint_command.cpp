@@ -589,8 +589,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
 
   int exit = exit_code::ok;
-  std::vector<int> written_steps;  // the steps this run committed (removed at its end without --keep)
-  std::vector<std::string> written_object_steps;  // the same on an object store (its claimed names)
+  // The steps this run committed (removed at its end without --keep); on an object store their names.
+  std::vector<int> written_steps;
+  std::vector<std::string> written_object_steps;
   std::string final_error;
   std::size_t wrong_shards = 0;
   try {

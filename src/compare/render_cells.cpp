@@ -122,8 +122,13 @@ std::vector<std::string> summary_lines(const Comparison& c) {
         trials_and_launches(c.baseline, c.candidate), s.max_lower_level95, s.resamples));
   }
   if (c.trials_needed && c.verdict == compare::Verdict::inconclusive) {
-    out.push_back(fmt::format("to decide: about {} launches per side (have {} and {}), from the observed spread{}",
-                              *c.trials_needed, c.baseline.trials, c.candidate.trials,
+    // Trials that share a launch are not the launches this asks for: said so, not counted as them.
+    const bool separate = static_cast<std::size_t>(c.baseline.trials) == c.baseline.files &&
+                          static_cast<std::size_t>(c.candidate.trials) == c.candidate.files;
+    const std::string have = separate ? fmt::format("{} and {}", c.baseline.trials, c.candidate.trials)
+                                      : trials_and_launches(c.baseline, c.candidate);
+    out.push_back(fmt::format("to decide: about {} launches per side (have {}), from the observed spread{}",
+                              *c.trials_needed, have,
                               c.drift_changed_verdict ? ", with baseline and candidate launches alternating" : ""));
   }
   const bool pooled =

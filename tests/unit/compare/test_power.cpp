@@ -117,10 +117,14 @@ TEST(TrialsNeeded, ShownInTextMarkdownAndJson) {
   ASSERT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
   ASSERT_TRUE(r.trials_needed.has_value()) << r.reason;
   EXPECT_GT(*r.trials_needed, 5);
-  const std::string line = fmt::format("to decide: about {} launches per side (have 5 and 5)", *r.trials_needed);
+  // One generated file of 5 trials a side: trials in one launch, not counted as launches.
+  const std::string line =
+      fmt::format("to decide: about {} launches per side (have 5 vs 5 trials in 1 launch each)", *r.trials_needed);
   EXPECT_NE(render_compare_text(r).find(line), std::string::npos);
   EXPECT_NE(render_compare_markdown(r).find(line), std::string::npos);
-  EXPECT_NE(r.reason.find(fmt::format("about {} launches per side (have 5) would likely decide it", *r.trials_needed)),
+  EXPECT_NE(r.reason.find(fmt::format("about {} launches per side (have 5 trials, not separate launches) would "
+                                      "likely decide it",
+                                      *r.trials_needed)),
             std::string::npos)
       << r.reason;
   EXPECT_EQ(compare_to_json(r)["summary"]["trials_needed"], *r.trials_needed);
