@@ -30,8 +30,9 @@ std::string size_class(int k) {
 }
 
 void print_summary(const trace::Trace& t, const std::string& path) {
-  std::printf("%s: %zu ranks, world %d, %zu groups, from %s (%s)\n", path.c_str(), t.ranks.size(), t.world_size,
-              t.groups.size(), t.provenance.format.c_str(), t.provenance.source_version.c_str());
+  const std::string version = t.provenance.source_version.empty() ? "" : " (" + t.provenance.source_version + ")";
+  std::printf("%s: %zu ranks, world %d, %zu groups, from %s%s\n", path.c_str(), t.ranks.size(), t.world_size,
+              t.groups.size(), t.provenance.format.c_str(), version.c_str());
   for (const auto& g : t.groups)
     std::printf("  group %s: ranks %s%s\n", g.id.c_str(), fmt::format("{}", fmt::join(g.ranks, ",")).c_str(),
                 g.members_from_source ? "" : " (members not in the source: taken as the world)");
