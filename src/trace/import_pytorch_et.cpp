@@ -160,7 +160,6 @@ std::vector<GraphCall> graph_calls(const nlohmann::json& doc, const std::string&
     fail(file, fmt::format("field 'schema': '{}' is not an execution graph schema 1.0.x", schema));
   struct Node {
     std::int64_t id;
-    std::int64_t parent;
     const nlohmann::json* json;
     std::size_t index;
   };
@@ -174,29 +173,24 @@ std::vector<GraphCall> graph_calls(const nlohmann::json& doc, const std::string&
       if (!n.contains(key) || !n[key].is_number_integer())
         fail(where, fmt::format("field '{}' must be a whole number", key));
     if (!n.contains("name") || !n["name"].is_string()) fail(where, "field 'name' must be a string");
-    nodes.push_back({n["id"].get<std::int64_t>(), n["parent"].get<std::int64_t>(), &n, i});
+    nodes.push_back({n["id"].get<std::int64_t>(), &n, i});
     names[n["id"].get<std::int64_t>()] = n["name"].get<std::string>();
   }
-  std::map<std::int64_t, std::int64_t> parent_of;
-  for (const auto& n : nodes) parent_of[n.id] = n.parent;
   // Steps are numbered by their marker's order (the ProfilerStep#N nodes by id): PyTorch 1.13's
-  // profiler labels its first two steps both #0, so the label alone would merge them.
-  std::map<std::int64_t, std::int64_t> step_ordinal;
+  // profiler labels its first two steps both #0, so the label alone would merge them. A call
+  // belongs to the last marker that started before it (ids are given in start order). The parent
+  // links are no guide: the profiler enters a step's record in one step() call and leaves it in
+  // the next, and the 1.13 graph parents a step's calls under the thread's root or an older node.
+  std::vector<std::int64_t> step_marks;  // marker node ids, ascending
   for (const auto& [id, node_name] : names)
     if (node_name.starts_with("ProfilerStep#")) {
-      const auto ordinal = static_cast<std::int64_t>(step_ordinal.size());
-      step_ordinal[id] = ordinal;
-      if (node_name != fmt::format("ProfilerStep#{}", ordinal)) relabelled_steps = true;
+      if (node_name != fmt::format("ProfilerStep#{}", step_marks.size())) relabelled_steps = true;
+      step_marks.push_back(id);
     }
-  // The step a node is in: its nearest ProfilerStep ancestor.
   const auto step_of = [&](std::int64_t id) -> std::optional<std::int64_t> {
-    for (int hops = 0; hops < 4096; ++hops) {
-      if (const auto s = step_ordinal.find(id); s != step_ordinal.end()) return s->second;
-      const auto p = parent_of.find(id);
-      if (p == parent_of.end() || p->second == id) return std::nullopt;
-      id = p->second;
-    }
-    return std::nullopt;
+    const auto after = std::ranges::upper_bound(step_marks, id);
+    if (after == step_marks.begin()) return std::nullopt;
+    return static_cast<std::int64_t>(after - step_marks.begin()) - 1;
   };
   std::ranges::sort(nodes, {}, &Node::id);
   std::vector<GraphCall> calls;
@@ -325,6 +319,7 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
   std::string schema;
   std::map<std::string, std::size_t> skipped;
   std::map<std::string, std::size_t> unlinked;  // profiler events with no graph call, by name
+  std::map<std::string, std::size_t> untimed;   // graph calls with no profiler event, by the event's name
   std::size_t alltoall_from_backend = 0;
   bool any_profiler = false, all_profiler = true, relabelled_steps = false;
   ImportSummary summary;
@@ -341,39 +336,63 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
       any_profiler = true;
       file_list += "," + rf.profiler->string();
       auto events = profiler_events(parse_json_file(*rf.profiler), rf.profiler->string());
-      // The k-th event of a name is the k-th node of that name by id: both are the same record's
-      // start. The backend event times the communication; the c10d event only its enqueueing.
-      std::map<std::string, std::vector<std::pair<std::int64_t, std::size_t>>> nodes_by_name;  // (node id, call)
+      // The k-th event of a name is the k-th node of that name by id (both are the same record's
+      // start) when the two counts agree. The backend event times the communication; the c10d
+      // event only its enqueueing, on the calling thread, where the 1.13 profiler loses none.
+      // When a backend event is missing (the 1.13 profiler without Kineto drops a worker thread's
+      // event now and then), a call's event must start between its own c10d event and the next
+      // one of the same name; a call with none found keeps its shapes and has no times.
+      std::vector<std::optional<double>> anchor(calls.size());
+      std::map<std::string, std::vector<std::pair<std::int64_t, std::size_t>>> c10d_nodes, timed_nodes;
       for (std::size_t i = 0; i < calls.size(); ++i) {
         const auto& gc = calls[i];
+        const auto record_id = static_cast<std::int64_t>(*gc.call.source_id);
+        if (c10d_op(gc.record_name)) c10d_nodes[gc.record_name].emplace_back(record_id, i);
         if (gc.backend_name.empty())
-          nodes_by_name[gc.record_name].emplace_back(static_cast<std::int64_t>(*gc.call.source_id), i);
+          timed_nodes[gc.record_name].emplace_back(record_id, i);
         else
-          nodes_by_name[gc.backend_name].emplace_back(gc.backend_id, i);
+          timed_nodes[gc.backend_name].emplace_back(gc.backend_id, i);
       }
-      std::map<std::string, std::size_t> used;
-      for (auto& [key, list] : nodes_by_name) {
+      for (auto& [key, list] : c10d_nodes) {
+        std::ranges::sort(list);
+        const auto& starts = events[key];
+        if (starts.size() == list.size())
+          for (std::size_t k = 0; k < list.size(); ++k) anchor[list[k].second] = starts[k].start_us;
+      }
+      const auto link = [&](std::size_t call_index, const ProfilerEvent& e) {
+        Call& call = calls[call_index].call;
+        call.start_us = e.start_us;
+        call.duration_us = e.duration_us;
+        call.origin = Origin::linked;
+      };
+      for (auto& [key, list] : timed_nodes) {
         std::ranges::sort(list);
         const auto& timed = events[key];
-        for (std::size_t k = 0; k < list.size() && k < timed.size(); ++k) {
-          Call& call = calls[list[k].second].call;
-          call.start_us = timed[k].start_us;
-          call.duration_us = timed[k].duration_us;
-          call.origin = Origin::linked;
+        std::size_t linked = 0;
+        if (timed.size() == list.size()) {
+          for (std::size_t k = 0; k < list.size(); ++k) link(list[k].second, timed[k]);
+          linked = list.size();
+        } else if (std::ranges::all_of(list, [&](const auto& node) { return anchor[node.second].has_value(); })) {
+          std::size_t next = 0;
+          for (std::size_t k = 0; k < list.size(); ++k) {
+            while (next < timed.size() && timed[next].start_us < *anchor[list[k].second]) ++next;
+            const bool before_next_call =
+                k + 1 == list.size() || (next < timed.size() && timed[next].start_us < *anchor[list[k + 1].second]);
+            if (next < timed.size() && before_next_call) {
+              link(list[k].second, timed[next++]);
+              ++linked;
+            }
+          }
         }
-        used[key] = std::min(list.size(), timed.size());
+        if (linked < list.size()) untimed[key] += list.size() - linked;
+        if (timed.size() > linked) unlinked[key] += timed.size() - linked;
       }
-      for (const auto& [event_name, list] : events) {
-        const bool is_backend = backend_op(event_name).has_value();
-        std::size_t claimed = used[event_name];
-        // c10d events whose call was timed by its backend event are accounted for by that call.
-        if (!is_backend) {
-          claimed = 0;
-          for (const auto& gc : calls)
-            if (gc.record_name == event_name) ++claimed;
-        }
-        if (list.size() > claimed) unlinked[event_name] += list.size() - claimed;
-      }
+      // c10d events of calls timed by their backend event are accounted for by that call.
+      for (const auto& [key, list] : c10d_nodes)
+        if (!timed_nodes.contains(key) && events[key].size() > list.size())
+          unlinked[key] += events[key].size() - list.size();
+      for (const auto& [event_name, list] : events)
+        if (!c10d_nodes.contains(event_name) && !timed_nodes.contains(event_name)) unlinked[event_name] += list.size();
     } else {
       all_profiler = false;
     }
@@ -410,6 +429,9 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
     p.not_in_source.push_back(
         "step numbers: the ProfilerStep#N labels repeat or skip (PyTorch 1.13 labels its "
         "first two steps #0): steps are numbered by their marker's order");
+  for (const auto& [n, count] : untimed)
+    p.not_in_source.push_back(fmt::format(
+        "{} calls have no profiler event {} (the profiler lost it): no times, shapes from the graph", count, n));
   for (const auto& [n, count] : unlinked)
     p.not_in_source.push_back(
         fmt::format("{} profiler events {} have no execution-graph node (no shapes): left out", count, n));

@@ -46,15 +46,20 @@ std::string call_json(const Call& call) {
 }
 
 TraceWriter::TraceWriter(const std::filesystem::path& out) : out_(out) {
+  // A symlink at --out is kept and its target replaced, as every atomic write does
+  // (docs/hardening.md "Writing files").
+  std::error_code ec;
+  if (std::filesystem::is_symlink(out, ec)) out_ = std::filesystem::weakly_canonical(out, ec);
+  if (ec) out_ = out;
   struct stat st {};
-  if (::stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+  if (::stat(out_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     direct_ = true;
-    file_ = std::fopen(out.c_str(), "w");
-    if (!file_) throw std::system_error(errno, std::generic_category(), "cannot write " + out.string());
+    file_ = std::fopen(out_.c_str(), "w");
+    if (!file_) throw std::system_error(errno, std::generic_category(), "cannot write " + out_.string());
   } else {
-    const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+    const std::filesystem::path dir = out_.has_parent_path() ? out_.parent_path() : std::filesystem::path(".");
     std::string temp_name = ".";
-    temp_name += out.filename().string();
+    temp_name += out_.filename().string();
     temp_name += ".XXXXXX";
     temp_ = (dir / temp_name).string();
     const int fd = ::mkstemp(temp_.data());

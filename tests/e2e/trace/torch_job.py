@@ -109,7 +109,13 @@ def work(rank, world, out_dir, port):
     with open(os.path.join(out_dir, f"calls_rank{rank}.json"), "w") as f:
         json.dump({"rank": rank, "world": world, "groups": {"world": list(range(world)), "pair": [0, 1]},
                    "calls": log.calls}, f)
-    dist.destroy_process_group()
+    dist.barrier()
+    # Every file is written and closed, and both ranks are past their last collective. gloo's
+    # teardown (destroy_process_group, or the interpreter's exit with its threads) hung now and then
+    # on this machine (1 run in 12), so each worker ends here.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -178,6 +178,42 @@ TEST(TracePytorchEt, GraphLinkedWithProfiler) {
   EXPECT_FALSE(has("has no times"));
 }
 
+TEST(TracePytorchEt, AProfilerEventLostLeavesThatCallUntimedNotTheNextMistimed) {
+  TempDir dir;
+  const std::string node = R"({"name": "NAME", "id": ID, "parent": 1, "inputs": [], "input_shapes": [[[N]]],
+    "input_types": ["GenericList[Tensor(float)]"]})";
+  const auto make = [&](const std::string& name, int id, int n) {
+    std::string text = node;
+    text.replace(text.find("NAME"), 4, name);
+    text.replace(text.find("ID"), 2, std::to_string(id));
+    text.replace(text.find("[[[N]]]"), 7,
+                 name.starts_with("gloo") ? "[[" + std::to_string(n) + "]]" : "[[[" + std::to_string(n) + "]]]");
+    return text;
+  };
+  const auto eg =
+      dir.write("eg_rank0.json", R"({"schema": "1.0.1", "nodes": [)" + make("c10d::allreduce_", 3, 4) + "," +
+                                     make("gloo:all_reduce", 4, 4) + "," + make("c10d::allreduce_", 5, 8) + "," +
+                                     make("gloo:all_reduce", 6, 8) + "]}");
+  // The first call's gloo event is missing: the one left starts after the second c10d event.
+  const auto prof = dir.write("prof_rank0.json", R"([
+    {"name": "c10d::allreduce_", "ph": "X", "ts": 100, "dur": 5},
+    {"name": "c10d::allreduce_", "ph": "X", "ts": 200, "dur": 5},
+    {"name": "gloo:all_reduce", "ph": "X", "ts": 210, "dur": 40}])");
+  const auto out = dir.path() / "t.json";
+  import_trace(ImportFormat::pytorch_et, {eg, prof}, out, {});
+  const Trace t = load(out);
+  const auto& calls = t.ranks[0].calls;
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].count, 4u);
+  EXPECT_EQ(calls[0].origin, Origin::execution_graph);
+  EXPECT_FALSE(calls[0].start_us);
+  EXPECT_EQ(calls[1].origin, Origin::linked);
+  EXPECT_EQ(calls[1].start_us, 210);
+  EXPECT_TRUE(std::ranges::any_of(t.provenance.not_in_source, [](const std::string& n) {
+    return n.starts_with("1 calls have no profiler event gloo:all_reduce");
+  }));
+}
+
 TEST(TracePytorchEt, GraphAloneHasNoTimes) {
   TempDir dir;
   const auto out = dir.path() / "t.json";

@@ -77,6 +77,18 @@ class TraceCli(unittest.TestCase):
             self.assertEqual(f.read(), "old")
         self.assertEqual(sorted(os.listdir(self.dir)), ["keep.json", "nccl_rank0.log"])
 
+    def test_a_symlink_at_out_is_kept_and_its_target_replaced(self):
+        target = os.path.join(self.dir, "real.json")
+        with open(target, "w") as f:
+            f.write("old")
+        link = os.path.join(self.dir, "link.json")
+        os.symlink(target, link)
+        p = ccbench("trace", "import", "nccl-log", *self.nccl_files(), "--out", link)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.islink(link))
+        with open(target) as f:
+            self.assertEqual(json.load(f)["world_size"], 3)
+
     def test_show_refuses_a_bad_trace_naming_record_and_field(self):
         path = os.path.join(self.dir, "t.json")
         with open(path, "w") as f:
