@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/types.hpp"
+#include "trace/comm_groups.hpp"
 #include "trace/trace_import.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -160,34 +161,13 @@ ImportSummary import_nccl_log(const std::vector<std::filesystem::path>& files, T
   world = std::max(world, static_cast<int>(ranks.size()));
   for (int r = 0; r < static_cast<int>(ranks.size()); ++r)
     if (!ranks.contains(r)) fail(files.front().string(), fmt::format("no file for rank {} (ranks must be 0..N-1)", r));
-  // Groups: a commId seen in several files has those files' ranks as members, in comm-rank order.
-  std::map<std::string, std::map<int, int>> members;  // commId -> comm rank -> world rank
+  CommGroups comm_groups(world);
   for (const auto& [rank, rf] : ranks)
-    for (const auto& [ptr, c] : rf.comms)
-      if (!c.comm_id.empty()) members[c.comm_id][c.rank] = rank;
-  std::map<std::string, Group> groups;
-  std::set<std::string> guessed;
-  const auto group_for = [&](int rank, const std::string& ptr, int nranks, const std::string& where) -> std::string {
+    for (const auto& [ptr, c] : rf.comms) comm_groups.seen(c.comm_id, c.rank, rank);
+  const auto group_for = [&](int rank, const std::string& ptr, int nranks, const std::string& where) {
     const auto& comms = ranks[rank].comms;
     const auto c = comms.find(ptr);
-    if (c != comms.end() && !c->second.comm_id.empty()) {
-      const auto& m = members[c->second.comm_id];
-      Group g{c->second.comm_id, {}, static_cast<int>(m.size()) == nranks};
-      if (g.members_from_source) {
-        for (const auto& [comm_rank, world_rank] : m) g.ranks.push_back(world_rank);
-        groups.try_emplace(g.id, g);
-        return g.id;
-      }
-    }
-    if (nranks != world)
-      fail(where, fmt::format("field 'comm': a communicator of {} ranks whose members the logs do not name (no commId "
-                              "on its init line in every member's file)",
-                              nranks));
-    guessed.insert("world");
-    Group g{"world", {}, false};
-    for (int r = 0; r < world; ++r) g.ranks.push_back(r);
-    groups.try_emplace("world", g);
-    return "world";
+    return comm_groups.group_for(c == comms.end() ? std::string() : c->second.comm_id, nranks, where, "comm");
   };
   ImportSummary summary;
   for (const auto& [rank, rf] : ranks) {
@@ -239,11 +219,10 @@ ImportSummary import_nccl_log(const std::vector<std::filesystem::path>& files, T
   p.tool_version = options.tool_version;
   p.not_in_source.push_back("call start and duration: the log has no times per call");
   p.not_in_source.push_back("step markers: the log has none");
-  if (!guessed.empty())
+  if (comm_groups.took_world())
     p.not_in_source.push_back(
         "group membership: a communicator without a commId on its init line is taken as the world");
-  std::vector<Group> group_list;
-  for (auto& [id, g] : groups) group_list.push_back(std::move(g));
+  const std::vector<Group> group_list = comm_groups.groups();
   summary.ranks = static_cast<int>(ranks.size());
   summary.not_in_source = p.not_in_source;
   writer.finish(world, group_list, p);
