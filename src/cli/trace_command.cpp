@@ -108,7 +108,7 @@ int trace_main(int argc, char** argv) {
 }
 
 const bool registered = ccbench::cli::register_command(
-    {"trace", "import a job's collective calls (PyTorch execution graph, NCCL log) into a trace; show one",
+    {"trace", "import a job's collective calls (PyTorch execution graph, NCCL log, NCCL Inspector) into a trace; show one",
      &trace_main});
 
 }  // namespace

@@ -8,8 +8,8 @@
 namespace ccbench::trace {
 
 namespace {
-constexpr std::array<std::string_view, 2> kFormatNames = {"pytorch-et", "nccl-log"};
-static_assert(kFormatNames.size() == static_cast<std::size_t>(ImportFormat::nccl_log) + 1);
+constexpr std::array<std::string_view, 3> kFormatNames = {"pytorch-et", "nccl-log", "nccl-inspector"};
+static_assert(kFormatNames.size() == static_cast<std::size_t>(ImportFormat::nccl_inspector) + 1);
 }  // namespace
 
 std::string_view name(ImportFormat format) { return kFormatNames[static_cast<std::size_t>(format)]; }
@@ -39,6 +39,8 @@ ImportSummary import_trace(ImportFormat format, const std::vector<std::filesyste
       return import_pytorch_et(files, writer, options);
     case ImportFormat::nccl_log:
       return import_nccl_log(files, writer, options);
+    case ImportFormat::nccl_inspector:
+      return import_nccl_inspector(files, writer, options);
   }
   return {};
 }

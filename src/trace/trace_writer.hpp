@@ -29,6 +29,8 @@ class TraceWriter {
   // Fills in `gap_us` from the previous call of the rank when both have a start and the previous a
   // duration, and the source gave none.
   void add(Call call);
+  // The next call does not follow the previous one (the source lost calls between them): no gap.
+  void break_gap() { previous_end_us_.reset(); }
   void end_rank();
   std::uint64_t calls_written() const { return calls_written_; }
 

@@ -132,6 +132,62 @@ TEST(TraceNcclLog, BadLinesNameFileLineAndField) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"r0.log"});
 }
 
+TEST(TraceNcclInspector, RecordsSizesTimesAndWhatIsMissing) {
+  TempDir dir;
+  const auto out = dir.path() / "t.json";
+  const auto summary = import_trace(ImportFormat::nccl_inspector,
+                                    {kData / "inspector_rank1.jsonl", kData / "inspector_rank0.jsonl"}, out, {});
+  EXPECT_EQ(summary.calls, 9u);
+  const Trace t = load(out);
+  ASSERT_EQ(t.ranks.size(), 2u);
+  const std::vector<Expected> rank0 = {
+      {CallOp::allreduce, DType::uint8, 1048576, "0xaaa"},
+      {CallOp::allreduce, DType::uint8, 4096, "0xaaa"},
+      {CallOp::reduce_scatter, DType::uint8, 2097152, "0xaaa"},
+      {CallOp::broadcast, DType::uint8, 64, "0xaaa"},
+  };
+  expect_calls(t.ranks[0], rank0);
+  auto rank1 = rank0;
+  rank1.insert(rank1.begin() + 2, {CallOp::allgather, DType::uint8, 256, "0xbbb"});
+  expect_calls(t.ranks[1], rank1);
+  const auto& calls = t.ranks[0].calls;
+  EXPECT_EQ(calls[0].start_us, 1000);
+  EXPECT_EQ(calls[0].duration_us, 50);
+  EXPECT_EQ(calls[1].gap_us, 1100 - (1000 + 50));
+  EXPECT_FALSE(calls[2].gap_us);  // coll_sn 3 and 4 are missing before it
+  EXPECT_EQ(calls[2].source_id, 5u);
+  EXPECT_FALSE(calls[3].start_us);  // not verbose: a duration only
+  EXPECT_EQ(calls[3].duration_us, 3);
+  EXPECT_EQ(calls[3].root, 0);
+  ASSERT_EQ(t.groups.size(), 2u);
+  EXPECT_EQ(t.groups[1].id, "0xbbb");
+  EXPECT_EQ(t.groups[1].ranks, std::vector<int>{1});
+  const auto& notes = t.provenance.not_in_source;
+  EXPECT_NE(std::ranges::find(notes, std::string("4 calls missing: the plugin writes a communicator's last completed "
+                                                 "call at each dump (gaps in coll_sn)")),
+            notes.end());
+  EXPECT_NE(std::ranges::find(notes, std::string("1 Send records left out: the records do not name the peer")),
+            notes.end());
+  EXPECT_EQ(t.provenance.source_version, "inspector_output_format_version v4.0");
+}
+
+TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
+  TempDir dir;
+  const auto bad = dir.write(
+      "insp_rank0.jsonl",
+      R"({"header":{"id":"0x1","rank":0,"n_ranks":1,"nnodes":1},"metadata":{"inspector_output_format_version":"v4.0"},"coll_perf":{"coll":"AllReduce","coll_sn":1,"coll_msg_size_bytes":8,"coll_exec_time_us":1}}
+{"header":{"id":"0x1","rank":0,"n_ranks":1,"nnodes":1},"metadata":{"inspector_output_format_version":"v4.0"},"coll_perf":{"coll":"AllReduce","coll_msg_size_bytes":8,"coll_exec_time_us":1}}
+)");
+  const auto out = dir.path() / "t.json";
+  EXPECT_EQ(error_of([&] { import_trace(ImportFormat::nccl_inspector, {bad}, out, {}); }),
+            bad.string() + ":2: field 'coll_perf.coll_sn' is missing");
+  const auto not_json = dir.write("insp_rank0.jsonl", "{\"header\": {\n");
+  EXPECT_TRUE(error_of([&] {
+                import_trace(ImportFormat::nccl_inspector, {not_json}, out, {});
+              }).starts_with(not_json.string() + ":1: not a JSON object on one line"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(TracePytorchEt, GraphLinkedWithProfiler) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
