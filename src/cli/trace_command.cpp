@@ -107,8 +107,9 @@ int trace_main(int argc, char** argv) {
   return exit_code::usage;
 }
 
-const bool registered = ccbench::cli::register_command(
-    {"trace", "import a job's collective calls (PyTorch execution graph, NCCL log, NCCL Inspector) into a trace; show one",
-     &trace_main});
+const bool registered = ccbench::cli::register_command({"trace",
+                                                        "import a job's collective calls (PyTorch execution graph or "
+                                                        "profiler, NCCL log, NCCL Inspector) into a trace; show one",
+                                                        &trace_main});
 
 }  // namespace

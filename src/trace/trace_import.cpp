@@ -8,8 +8,9 @@
 namespace ccbench::trace {
 
 namespace {
-constexpr std::array<std::string_view, 3> kFormatNames = {"pytorch-et", "nccl-log", "nccl-inspector"};
-static_assert(kFormatNames.size() == static_cast<std::size_t>(ImportFormat::nccl_inspector) + 1);
+constexpr std::array<std::string_view, 4> kFormatNames = {"pytorch-et", "nccl-log", "nccl-inspector",
+                                                          "pytorch-profiler"};
+static_assert(kFormatNames.size() == static_cast<std::size_t>(ImportFormat::pytorch_profiler) + 1);
 }  // namespace
 
 std::string_view name(ImportFormat format) { return kFormatNames[static_cast<std::size_t>(format)]; }
@@ -41,6 +42,8 @@ ImportSummary import_trace(ImportFormat format, const std::vector<std::filesyste
       return import_nccl_log(files, writer, options);
     case ImportFormat::nccl_inspector:
       return import_nccl_inspector(files, writer, options);
+    case ImportFormat::pytorch_profiler:
+      return import_pytorch_profiler(files, writer, options);
   }
   return {};
 }

@@ -13,7 +13,7 @@
 
 namespace ccbench::trace {
 
-enum class ImportFormat : std::uint8_t { pytorch_et, nccl_log, nccl_inspector };
+enum class ImportFormat : std::uint8_t { pytorch_et, nccl_log, nccl_inspector, pytorch_profiler };
 std::string_view name(ImportFormat format);
 std::optional<ImportFormat> parse_import_format(std::string_view text);
 std::vector<std::string_view> import_format_names();
@@ -36,7 +36,8 @@ ImportSummary import_trace(ImportFormat format, const std::vector<std::filesyste
 // ("eg_rank3.json" -> 3); nullopt when there is none.
 std::optional<int> rank_from_file_name(const std::filesystem::path& file);
 
-// The importers, one per source (import_pytorch_et.cpp, import_nccl_log.cpp, import_nccl_inspector.cpp).
+// The importers, one per source (import_pytorch_et.cpp, import_nccl_log.cpp, import_nccl_inspector.cpp,
+// import_pytorch_profiler.cpp).
 class TraceWriter;
 ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files, TraceWriter& writer,
                                 const ImportOptions& options);
@@ -44,5 +45,7 @@ ImportSummary import_nccl_log(const std::vector<std::filesystem::path>& files, T
                               const ImportOptions& options);
 ImportSummary import_nccl_inspector(const std::vector<std::filesystem::path>& files, TraceWriter& writer,
                                     const ImportOptions& options);
+ImportSummary import_pytorch_profiler(const std::vector<std::filesystem::path>& files, TraceWriter& writer,
+                                      const ImportOptions& options);
 
 }  // namespace ccbench::trace

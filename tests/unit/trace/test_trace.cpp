@@ -188,6 +188,64 @@ TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+TEST(TracePytorchProfiler, RecordParamCommsArgumentsAndKernelTimes) {
+  TempDir dir;
+  const auto out = dir.path() / "t.json";
+  // The rank is in distributedInfo, not in the names: b is rank 1.
+  const auto summary =
+      import_trace(ImportFormat::pytorch_profiler, {kData / "kineto_b.json", kData / "kineto_a.json"}, out, {});
+  EXPECT_EQ(summary.calls, 6u);
+  const Trace t = load(out);
+  ASSERT_EQ(t.ranks.size(), 2u);
+  EXPECT_EQ(t.ranks[1].file, (kData / "kineto_b.json").string());
+  const std::vector<Expected> rank0 = {
+      {CallOp::allreduce, DType::float32, 1024, "0"},
+      {CallOp::alltoallv, DType::bfloat16, 60, "0"},
+      {CallOp::send, DType::float32, 16, "0"},
+  };
+  expect_calls(t.ranks[0], rank0);
+  auto rank1 = rank0;
+  rank1[2].op = CallOp::recv;
+  expect_calls(t.ranks[1], rank1);
+  const auto& c0 = t.ranks[0].calls;
+  // Split sizes [1, 2] are rows of 60 / 3 = 20 elements.
+  EXPECT_EQ(c0[1].counts, (std::vector<std::uint64_t>{20, 40}));
+  EXPECT_EQ(c0[2].peer, 1);
+  EXPECT_EQ(t.ranks[1].calls[2].peer, 0);
+  // Rank 0 is timed by its kernels (the gather's kernel has no call), rank 1 by its CPU events.
+  EXPECT_EQ(c0[0].start_us, 160);
+  EXPECT_EQ(c0[0].duration_us, 80);
+  EXPECT_EQ(c0[1].gap_us, 310 - (160 + 80));
+  EXPECT_EQ(t.ranks[1].calls[0].start_us, 150);
+  EXPECT_EQ(t.ranks[1].calls[0].duration_us, 5);
+  EXPECT_EQ(c0[0].step, 0);
+  EXPECT_EQ(c0[1].step, 0);
+  EXPECT_EQ(c0[2].step, 1);
+  EXPECT_EQ(c0[2].source_id, 3u);
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(t.groups[0].members_from_source);
+  const auto& notes = t.provenance.not_in_source;
+  EXPECT_NE(std::ranges::find(notes, std::string("2 calls of gather: not an op of the trace format, left out")),
+            notes.end());
+  EXPECT_TRUE(
+      std::ranges::any_of(notes, [](const std::string& n) { return n.starts_with("call times: on ranks 1 "); }));
+}
+
+TEST(TracePytorchProfiler, BadArgumentsNameFileEventAndField) {
+  TempDir dir;
+  const auto bad =
+      dir.write("p_rank0.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "record_param_comms",
+    "ts": 1, "dur": 1, "args": {"Collective name": "allreduce", "dtype": "ComplexFloat", "In msg nelems": 4,
+    "Group size": 1, "Process Group Name": "0", "Process Group Ranks": "[0]"}}]})");
+  const auto out = dir.path() / "t.json";
+  EXPECT_EQ(error_of([&] { import_trace(ImportFormat::pytorch_profiler, {bad}, out, {}); }),
+            bad.string() +
+                ": traceEvents[0] (record_param_comms): field 'args.dtype': 'ComplexFloat' is not an element "
+                "type ccbench has");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(TracePytorchEt, GraphLinkedWithProfiler) {
   TempDir dir;
   const auto out = dir.path() / "t.json";

@@ -32,6 +32,7 @@ class TraceCli(unittest.TestCase):
     def test_imported_traces_validate_against_the_schema(self):
         cases = {"nccl-log": self.nccl_files(),
                  "nccl-inspector": [os.path.join(DATA, f"inspector_rank{r}.jsonl") for r in range(2)],
+                 "pytorch-profiler": [os.path.join(DATA, f"kineto_{n}.json") for n in "ab"],
                  "pytorch-et": [os.path.join(DATA, f"{k}_rank{r}.json") for k in ("eg", "prof") for r in range(2)]}
         for fmt, files in cases.items():
             with self.subTest(fmt=fmt):
