@@ -285,13 +285,218 @@ std::map<std::string, std::vector<ProfilerEvent>> profiler_events(const nlohmann
   return by_name;
 }
 
+// PyTorch 2.x's ExecutionTraceObserver (schema 1.0.x-chakra / 1.1.x-chakra): nodes with
+// "ctrl_deps", "inputs": {"values", "shapes", "types"} and "attrs": [{"name", "type", "value"}]; each
+// collective has a record_param_comms node whose attrs name it (collective_name, dtype,
+// in_msg_nelems, in_split_size, pg_name, pg_size, global_rank_start, global_rank_stride).
+bool is_execution_trace_2x(const nlohmann::json& doc) {
+  const auto& nodes = doc["nodes"];
+  return nodes.is_array() && !nodes.empty() && nodes.front().is_object() && nodes.front().contains("inputs") &&
+         nodes.front()["inputs"].is_object();
+}
+
+struct TraceCall2x {
+  Call call;
+  Group group;  // from pg_name, pg_size and the rank stride
+};
+
+std::vector<TraceCall2x> trace_calls_2x(const nlohmann::json& doc, const std::string& file, int world,
+                                        std::map<std::string, std::size_t>& left_out, bool& relabelled_steps) {
+  const auto& nodes = doc["nodes"];
+  std::vector<std::pair<std::int64_t, std::size_t>> order;  // (id, index)
+  std::vector<std::int64_t> step_marks;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    const std::string where = fmt::format("{}: nodes[{}]", file, i);
+    if (!n.is_object() || !n.contains("id") || !n["id"].is_number_integer())
+      fail(where, "field 'id' must be a whole number");
+    if (!n.contains("name") || !n["name"].is_string()) fail(where, "field 'name' must be a string");
+    const std::string node_name = n["name"].get<std::string>();
+    if (node_name.starts_with("ProfilerStep#")) step_marks.push_back(n["id"].get<std::int64_t>());
+    if (node_name == "record_param_comms") order.emplace_back(n["id"].get<std::int64_t>(), i);
+  }
+  std::ranges::sort(step_marks);
+  for (std::size_t k = 0; k < step_marks.size(); ++k) {
+    const auto id = step_marks[k];
+    const auto it =
+        std::ranges::find_if(nodes, [&](const auto& n) { return n["id"].template get<std::int64_t>() == id; });
+    if ((*it)["name"].template get<std::string>() != fmt::format("ProfilerStep#{}", k)) relabelled_steps = true;
+  }
+  std::ranges::sort(order);
+  std::vector<TraceCall2x> out;
+  for (const auto& [id, index] : order) {
+    const auto& n = nodes[index];
+    const std::string where = fmt::format("{}: nodes[{}] (record_param_comms id {})", file, index, id);
+    std::map<std::string, nlohmann::json> attrs;
+    if (!n.contains("attrs") || !n["attrs"].is_array()) fail(where, "field 'attrs' must be an array");
+    for (const auto& a : n["attrs"])
+      if (a.is_object() && a.contains("name") && a["name"].is_string() && a.contains("value"))
+        attrs[a["name"].get<std::string>()] = a["value"];
+    const auto text = [&](const char* key) {
+      const auto it = attrs.find(key);
+      if (it == attrs.end() || !it->second.is_string())
+        fail(where, fmt::format("field 'attrs.{}' must be a string", key));
+      std::string value = it->second.get<std::string>();
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+      return value;
+    };
+    const auto whole = [&](const char* key) -> std::int64_t {
+      const auto it = attrs.find(key);
+      if (it == attrs.end() || !it->second.is_number_integer())
+        fail(where, fmt::format("field 'attrs.{}' must be a whole number", key));
+      return it->second.get<std::int64_t>();
+    };
+    const std::string collective = text("collective_name");
+    std::optional<CallOp> op;
+    static constexpr OpName kNames[] = {
+        {"allreduce", CallOp::allreduce},
+        {"allreduce_coalesced", CallOp::allreduce},
+        {"allgather", CallOp::allgather},
+        {"_allgather_base", CallOp::allgather},
+        {"allgather_into_tensor_coalesced", CallOp::allgather},
+        {"reduce_scatter", CallOp::reduce_scatter},
+        {"_reduce_scatter_base", CallOp::reduce_scatter},
+        {"reduce_scatter_tensor_coalesced", CallOp::reduce_scatter},
+        {"broadcast", CallOp::broadcast},
+        {"reduce", CallOp::reduce},
+        {"all_to_all", CallOp::alltoall},
+        {"all_to_allv", CallOp::alltoallv},
+        {"barrier", CallOp::barrier},
+    };
+    for (const auto& e : kNames)
+      if (e.name == collective) op = e.op;
+    if (!op) {
+      ++left_out[collective];
+      continue;
+    }
+    TraceCall2x tc;
+    Call& call = tc.call;
+    call.op = *op;
+    call.origin = Origin::execution_graph;
+    call.source_id = static_cast<std::uint64_t>(id);
+    struct Entry {
+      std::string_view name;
+      DType dtype;
+    };
+    static constexpr Entry kTypes[] = {
+        {"Float", DType::float32}, {"Double", DType::float64}, {"Half", DType::float16}, {"BFloat16", DType::bfloat16},
+        {"Int", DType::int32},     {"Long", DType::int64},     {"Char", DType::int8},    {"Byte", DType::uint8},
+    };
+    const std::string dtype_name = text("dtype");
+    const auto dtype = std::ranges::find(kTypes, std::string_view(dtype_name), &Entry::name);
+    if (dtype == std::end(kTypes))
+      fail(where, fmt::format("field 'attrs.dtype': '{}' is not an element type ccbench has", dtype_name));
+    call.dtype = dtype->dtype;
+    const auto nelems = whole("in_msg_nelems");
+    if (nelems < 0) fail(where, "field 'attrs.in_msg_nelems' must be >= 0");
+    call.count = *op == CallOp::barrier ? 0 : static_cast<std::uint64_t>(nelems);
+    const auto size = whole("pg_size");
+    const auto start = whole("global_rank_start");
+    const auto stride = whole("global_rank_stride");
+    if (size < 1 || start < 0 || stride < 1 || start + (size - 1) * stride >= world)
+      fail(where, fmt::format("fields 'attrs.global_rank_start/stride', 'pg_size': ranks {}+{}k, k < {}, are not in a "
+                              "world of {}",
+                              start, stride, size, world));
+    tc.group.id = text("pg_name");
+    for (std::int64_t k = 0; k < size; ++k) tc.group.ranks.push_back(static_cast<int>(start + k * stride));
+    call.group = tc.group.id;
+    if (*op == CallOp::alltoallv) {
+      nlohmann::json splits;
+      try {
+        splits = nlohmann::json::parse(text("in_split_size"));
+      } catch (const nlohmann::json::parse_error&) {
+        fail(where, "field 'attrs.in_split_size' must be a list of whole numbers");
+      }
+      std::uint64_t rows = 0;
+      if (!splits.is_array() || splits.size() != static_cast<std::size_t>(size))
+        fail(where, "field 'attrs.in_split_size' must have one entry per member of the group");
+      for (const auto& v : splits) {
+        if (!v.is_number_unsigned()) fail(where, "field 'attrs.in_split_size' must be a list of whole numbers");
+        rows += v.get<std::uint64_t>();
+      }
+      if (rows == 0 || call.count % rows != 0)
+        fail(where, "field 'attrs.in_split_size' does not divide 'in_msg_nelems' into rows");
+      for (const auto& v : splits) call.counts.push_back(v.get<std::uint64_t>() * (call.count / rows));
+    }
+    if (info(*op).takes_redop) call.redop = RedOp::sum;
+    if (info(*op).takes_root) call.root = 0;
+    const auto after = std::ranges::upper_bound(step_marks, id);
+    if (after != step_marks.begin()) call.step = static_cast<std::int64_t>(after - step_marks.begin()) - 1;
+    out.push_back(std::move(tc));
+  }
+  return out;
+}
+
+struct RankFiles {
+  std::optional<std::filesystem::path> graph, profiler;
+};
+
+ImportSummary import_execution_trace_2x(const std::map<int, RankFiles>& ranks, TraceWriter& writer,
+                                        const ImportOptions& options) {
+  int expected = 0;
+  for (const auto& [rank, rf] : ranks) {
+    if (rank != expected || !rf.graph)
+      fail((rf.graph ? *rf.graph : *rf.profiler).string(),
+           fmt::format("no execution trace for rank {} (ranks must be 0..N-1)", expected));
+    if (rf.profiler)
+      fail(rf.profiler->string(),
+           "a PyTorch 2.x execution trace is not linked to a profiler trace here: import the "
+           "profiler traces alone with pytorch-profiler for times");
+    ++expected;
+  }
+  const int world = expected;
+  std::map<std::string, std::size_t> left_out;
+  std::map<std::string, Group> groups;
+  bool relabelled_steps = false;
+  std::string schema;
+  ImportSummary summary;
+  for (const auto& [rank, rf] : ranks) {
+    const std::string file = rf.graph->string();
+    const nlohmann::json doc = parse_json_file(*rf.graph);
+    if (!is_execution_trace_2x(doc)) fail(file, "field 'nodes': not a PyTorch 2.x execution trace like rank 0's");
+    if (doc.contains("schema") && doc["schema"].is_string()) schema = doc["schema"].get<std::string>();
+    auto calls = trace_calls_2x(doc, file, world, left_out, relabelled_steps);
+    writer.begin_rank(rank, file);
+    for (auto& tc : calls) {
+      const auto [it, inserted] = groups.emplace(tc.group.id, tc.group);
+      if (!inserted && it->second.ranks != tc.group.ranks)
+        fail(file, fmt::format("process group '{}' has other members here than in an earlier call", tc.group.id));
+      writer.add(std::move(tc.call));
+      ++summary.calls;
+    }
+    writer.end_rank();
+  }
+  Provenance p;
+  p.format = std::string(name(ImportFormat::pytorch_et));
+  p.source = "PyTorch 2.x execution trace observer (record_param_comms nodes)";
+  p.source_version = "execution trace schema " + schema;
+  p.tool_version = options.tool_version;
+  p.not_in_source.push_back("reduce op: not in record_param_comms' attributes; taken as sum");
+  p.not_in_source.push_back("root of broadcast and reduce: not in record_param_comms' attributes; taken as 0");
+  p.not_in_source.push_back(
+      "call start and duration: the execution trace has no times (import the profiler "
+      "traces with pytorch-profiler)");
+  if (relabelled_steps)
+    p.not_in_source.push_back(
+        "step numbers: the ProfilerStep#N labels repeat or skip: steps are numbered by their "
+        "marker's order");
+  for (const auto& [c, n] : left_out)
+    p.not_in_source.push_back(
+        fmt::format("{} calls of {}: not an op of the trace format (send/recv: the trace "
+                    "names no peer), left out",
+                    n, c));
+  std::vector<Group> group_list;
+  for (auto& [id, g] : groups) group_list.push_back(std::move(g));
+  summary.ranks = world;
+  summary.not_in_source = p.not_in_source;
+  writer.finish(world, group_list, p);
+  return summary;
+}
+
 }  // namespace
 
 ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files, TraceWriter& writer,
                                 const ImportOptions& options) {
-  struct RankFiles {
-    std::optional<std::filesystem::path> graph, profiler;
-  };
   std::map<int, RankFiles> ranks;
   for (const auto& file : files) {
     const auto rank = rank_from_file_name(file);
@@ -305,6 +510,11 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
     if (slot)
       fail(file.string(), fmt::format("rank {} has a second file of this kind (first: {})", *rank, slot->string()));
     slot = file;
+  }
+  // PyTorch 2.x execution traces name every collective in a record_param_comms node.
+  if (!ranks.empty() && ranks.begin()->second.graph) {
+    const nlohmann::json first = parse_json_file(*ranks.begin()->second.graph);
+    if (is_execution_trace_2x(first)) return import_execution_trace_2x(ranks, writer, options);
   }
   int expected = 0;
   for (const auto& [rank, rf] : ranks) {

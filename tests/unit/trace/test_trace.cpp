@@ -328,6 +328,33 @@ TEST(TracePytorchEt, AProfilerEventLostLeavesThatCallUntimedNotTheNextMistimed) 
   }));
 }
 
+TEST(TracePytorchEt, ExecutionTrace2xFromRecordParamComms) {
+  TempDir dir;
+  const auto out = dir.path() / "t.json";
+  const auto summary =
+      import_trace(ImportFormat::pytorch_et, {kData / "et2_rank1.json", kData / "et2_rank0.json"}, out, {});
+  EXPECT_EQ(summary.calls, 6u);
+  const Trace t = load(out);
+  ASSERT_EQ(t.ranks.size(), 2u);
+  expect_calls(t.ranks[0], {{CallOp::allreduce, DType::float32, 1024, "0"},
+                            {CallOp::alltoallv, DType::bfloat16, 60, "0"},
+                            {CallOp::allgather, DType::float16, 32, "1"}});
+  expect_calls(t.ranks[1], {{CallOp::allreduce, DType::float32, 1024, "0"},
+                            {CallOp::alltoallv, DType::bfloat16, 60, "0"},
+                            {CallOp::allgather, DType::float16, 32, "2"}});
+  // The c10d::allreduce_ node is not a second call: record_param_comms names each collective once.
+  EXPECT_EQ(t.ranks[0].calls[0].source_id, 4u);
+  EXPECT_EQ(t.ranks[0].calls[1].counts, (std::vector<std::uint64_t>{20, 40}));
+  EXPECT_EQ(t.ranks[0].calls[2].step, 1);
+  ASSERT_EQ(t.groups.size(), 3u);
+  EXPECT_EQ(t.groups[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.groups[1].ranks, std::vector<int>{0});  // global_rank_start 0, pg_size 1
+  EXPECT_EQ(t.groups[2].ranks, std::vector<int>{1});
+  EXPECT_EQ(t.provenance.source_version, "execution trace schema 1.1.1-chakra.0.0.4");
+  EXPECT_TRUE(std::ranges::any_of(t.provenance.not_in_source,
+                                  [](const std::string& n) { return n.starts_with("1 calls of send:"); }));
+}
+
 TEST(TracePytorchEt, GraphAloneHasNoTimes) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
