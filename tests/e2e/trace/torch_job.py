@@ -40,6 +40,7 @@ class CallLog:
 
 
 def work(rank, world, out_dir, port):
+    torch.set_num_threads(1)  # two workers on a shared 2-core machine
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
