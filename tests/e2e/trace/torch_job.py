@@ -113,7 +113,7 @@ def work(rank, world, out_dir, port):
     dist.barrier()
     # Every file is written and closed, and both ranks are past their last collective. gloo's
     # teardown (destroy_process_group, or the interpreter's exit with its threads) hung now and then
-    # on this machine (1 run in 12), so each worker ends here.
+    # in 1 of 8 runs on this machine, so each worker ends here.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
