@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -79,13 +80,19 @@ std::optional<double> optional_time(const nlohmann::json& object, const char* ke
   return it->get<double>();
 }
 
+// The schema's additionalProperties: false, checked where the reader meets the object.
+void only_fields(const nlohmann::json& j, std::initializer_list<std::string_view> known, const std::string& where) {
+  for (const auto& [key, value] : j.items())
+    if (std::ranges::find(known, std::string_view(key)) == known.end())
+      fail(where, fmt::format("unknown field '{}'", key));
+}
+
 Call parse_call(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "a call must be an object");
-  static const std::set<std::string> known = {"op",     "dtype", "count",  "counts",   "redop",
-                                              "root",   "peer",  "group",  "start_us", "duration_us",
-                                              "gap_us", "step",  "origin", "source_id"};
-  for (const auto& [key, value] : j.items())
-    if (!known.contains(key)) fail(where, fmt::format("unknown field '{}'", key));
+  only_fields(j,
+              {"op", "dtype", "count", "counts", "redop", "root", "peer", "group", "start_us", "duration_us", "gap_us",
+               "step", "origin", "source_id"},
+              where);
   Call call;
   const auto& op = field(j, "op", where);
   const auto parsed_op = op.is_string() ? parse_call_op(op.get<std::string>()) : std::nullopt;
@@ -207,6 +214,7 @@ Trace load(const std::filesystem::path& path) {
     }
     if (event == E::object_end && depth == 2 && in_ranks) {
       const std::string where = fmt::format("{}: ranks[{}]", file, rank_index);
+      only_fields(parsed, {"rank", "file", "calls"}, where);
       RankCalls rank;
       rank.rank = small_int_field(field(parsed, "rank", where), "rank", where);
       rank.file = string_field(parsed, "file", where);
@@ -227,6 +235,7 @@ Trace load(const std::filesystem::path& path) {
     fail(file, fmt::format("not JSON ({})", e.what()));
   }
   if (!doc.is_object()) fail(file, "a trace must be a JSON object");
+  only_fields(doc, {"trace_version", "ranks", "world_size", "groups", "provenance"}, file);
   const auto& version = field(doc, "trace_version", file);
   if (version != kTraceVersion) fail(file, fmt::format("field 'trace_version' must be {}", kTraceVersion));
   trace.world_size = small_int_field(field(doc, "world_size", file), "world_size", file);
@@ -236,6 +245,8 @@ Trace load(const std::filesystem::path& path) {
   std::map<std::string, std::size_t> group_size;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string where = fmt::format("{}: groups[{}]", file, i);
+    if (!groups[i].is_object()) fail(where, "a group must be an object");
+    only_fields(groups[i], {"id", "ranks", "members_from_source"}, where);
     Group g;
     g.id = string_field(groups[i], "id", where);
     const auto& ranks = field(groups[i], "ranks", where);
@@ -256,6 +267,7 @@ Trace load(const std::filesystem::path& path) {
   const std::string pwhere = file + ": provenance";
   const auto& prov = field(doc, "provenance", file);
   if (!prov.is_object()) fail(pwhere, "must be an object");
+  only_fields(prov, {"format", "source", "source_version", "tool_version", "not_in_source"}, pwhere);
   trace.provenance.format = string_field(prov, "format", pwhere);
   trace.provenance.source = string_field(prov, "source", pwhere);
   trace.provenance.source_version = string_field(prov, "source_version", pwhere);

@@ -462,6 +462,9 @@ TEST(TraceFormat, LoadNamesRecordAndField) {
         "field 'group': 'v' is not in groups");
   check(R"({"op":"alltoallv","dtype":"float","count":3,"counts":[1,1],"group":"w","origin":"nccl_log"})",
         "field 'count' must be the sum of 'counts'");
+  const auto extra =
+      dir.write("x.json", R"({"trace_version":1,"ranks":[],"world_size":1,"groups":[],"provenance":{},"steps":3})");
+  EXPECT_EQ(error_of([&] { load(extra); }), extra.string() + ": unknown field 'steps'");
   const auto bad_version = dir.write("v.json", R"({"trace_version":2})");
   EXPECT_EQ(error_of([&] { load(bad_version); }), bad_version.string() + ": field 'trace_version' must be 1");
 }
