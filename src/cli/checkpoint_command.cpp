@@ -607,9 +607,11 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         // A step no other run writes into (S3: claimed; two runs into one prefix share none).
         const std::string new_step = ch.broadcast(ch.is_root() ? storage->claim_step(opt.target, step) : std::string());
         committed = (fs::path(opt.target) / new_step).string();
+        // The claimed name's number (S3 may have claimed past `step`): the manifest's step is it.
+        const int claimed = storage->committed_step_of(new_step);
         // S3 writes the step in place: its manifest, put last, is the commit.
         const std::string partial =
-            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(step, run_id)).string() : committed;
+            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(claimed, run_id)).string() : committed;
         step_label = new_step;
         std::string setup_error;
         watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
@@ -647,7 +649,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           const auto c0 = Clock::now();
           try {
             commit_step(*storage, opt.target, partial, committed,
-                        checkpoint_manifest(header_info, step, trial, run_id));
+                        checkpoint_manifest(header_info, claimed, trial, run_id));
           } catch (const StorageError& e) {
             commit_error = e.what();
           }
