@@ -76,13 +76,18 @@ std::vector<CommittedStep> steps_over_keep(Storage& storage, const std::string& 
 }
 
 std::vector<CommittedStep> own_steps(Storage& storage, const std::string& target, const std::string& run_id,
-                                     const std::vector<std::string>& written) {
+                                     const std::vector<std::string>& written, std::vector<std::string>* unreadable) {
   const auto written_here = [&](const std::string& dir) {
     return std::find(written.begin(), written.end(), dir) != written.end() && storage.removable(dir);
   };
   std::vector<CommittedStep> own;
-  for (auto& s : committed_steps(storage, target, written_here))
-    if (s.manifest.run == run_id) own.push_back(std::move(s));
+  for (auto& e : scan_steps(storage, target, written_here)) {
+    if (!e.manifest) {
+      if (unreadable != nullptr) unreadable->push_back(fmt::format("kept {}: {}", e.path, e.problem));
+    } else if (e.manifest->run == run_id) {
+      own.push_back({e.step, std::move(e.path), std::move(*e.manifest)});
+    }
+  }
   return own;
 }
 

@@ -40,8 +40,10 @@ Removal remove_steps(Storage& storage, const std::vector<CommittedStep>& steps);
 // run remove (POSIX: every ccbench step; S3: this run's claimed ones).
 std::vector<CommittedStep> steps_over_keep(Storage& storage, const std::string& target, int keep);
 // A run's own steps at its end: the committed steps at `written` (paths) whose manifest names
-// `run_id`, and that the engine lets this run remove.
+// `run_id`, and that the engine lets this run remove; `unreadable` gets "kept DIR: <why>" for each
+// of them whose manifest could not be read (it is kept, and said so).
 std::vector<CommittedStep> own_steps(Storage& storage, const std::string& target, const std::string& run_id,
-                                     const std::vector<std::string>& written);
+                                     const std::vector<std::string>& written,
+                                     std::vector<std::string>* unreadable = nullptr);
 
 }  // namespace ccbench::checkpoint

@@ -342,10 +342,13 @@ ReadOnlyStep find_restart_step(Storage& storage, const std::string& target, cons
 // Removes committed steps through the engine (only the files their manifests list; the engine may
 // refuse a step, S3 one this run did not claim) and says what went or was kept on this leader's
 // stdout. `find` lists them (a listing that fails is said too): never an error of the run.
-void remove_steps(const std::function<std::vector<CommittedStep>()>& find, Storage& storage, const char* why) {
+void remove_steps(const std::function<std::vector<CommittedStep>(std::vector<std::string>&)>& find, Storage& storage,
+                  const char* why) {
   Removal done;
   try {
-    done = remove_steps(storage, find());
+    std::vector<std::string> unreadable;
+    done = remove_steps(storage, find(unreadable));
+    done.kept.insert(done.kept.end(), unreadable.begin(), unreadable.end());
   } catch (const StorageError& e) {
     done.kept.push_back(fmt::format("steps not removed ({}): {}", why, e.what()));
   }
@@ -696,7 +699,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         // (those the engine lets this run remove: on S3 only its own, another run's are never touched).
         written_steps.push_back(committed);
         if (w.leader && opt.keep > 0)
-          remove_steps([&] { return steps_over_keep(*storage, opt.target, opt.keep); }, *storage, "--keep");
+          remove_steps([&](std::vector<std::string>&) { return steps_over_keep(*storage, opt.target, opt.keep); },
+                       *storage, "--keep");
       }
       if (opt.read) {
         watchdog.set_case(trial, Op::checkpoint_read, plan.bytes(), false);
@@ -789,8 +793,11 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (exit == exit_code::data_check_failed)
       std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());
     else
-      remove_steps([&] { return own_steps(*storage, opt.target, run_id, written_steps); }, *storage,
-                   "this run's steps; --keep N keeps the newest N");
+      remove_steps(
+          [&](std::vector<std::string>& unreadable) {
+            return own_steps(*storage, opt.target, run_id, written_steps, &unreadable);
+          },
+          *storage, "this run's steps; --keep N keeps the newest N");
   }
   if (ch.is_root()) {
     const std::string status = exit == exit_code::usage ? "failed" : "complete";

@@ -169,8 +169,16 @@ TEST(StepStore, ARunsEndRemovesItsOwnCommittedStepsAndNothingOfAnotherRun) {
   written.push_back(write_trial(storage, "r1", 1));
   written.push_back(write_trial(storage, "r1", 1));
   written.push_back(earlier);  // listed as written by mistake: its manifest names r0, so it stays
-  const auto own = own_steps(storage, kTarget, "r1", written);
+  written.push_back(write_trial(storage, "r1", 1));
+  storage.remove_tree(written.back() + "/" + kManifestName);  // this run's, its manifest now unreadable
+  put(storage, written.back() + "/" + kManifestName, "{broken");
+  std::vector<std::string> unreadable;
+  const auto own = own_steps(storage, kTarget, "r1", written, &unreadable);
   ASSERT_EQ(own.size(), 2U);
+  ASSERT_EQ(unreadable.size(), 1U);
+  EXPECT_EQ(unreadable[0].rfind("kept mem/ckpt/step-000004: mem/ckpt/step-000004/ccbench-manifest.json: not JSON", 0),
+            0U)
+      << unreadable[0];
   const Removal done = remove_steps(storage, own);
   EXPECT_EQ(done.removed, (std::vector<std::string>{"step-000002", "step-000003"}));
   EXPECT_TRUE(done.kept.empty());
@@ -178,6 +186,7 @@ TEST(StepStore, ARunsEndRemovesItsOwnCommittedStepsAndNothingOfAnotherRun) {
   ASSERT_EQ(left.size(), 1U);
   EXPECT_EQ(left[0].path, earlier);
   EXPECT_EQ(left[0].manifest.run, "r0");
+  EXPECT_EQ(scan_steps(storage, kTarget).back().path, kTarget + "/step-000004");  // kept, as said
 }
 
 TEST(StepStore, TheMemoryEngineRefusesWhatItCannotDoNamingTheFlag) {
