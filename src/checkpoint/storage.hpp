@@ -95,8 +95,7 @@ struct IoSettings {
 class Storage {
  public:
   virtual ~Storage() = default;
-  virtual Engine engine() const = 0;
-  std::string name() const { return engine_name(engine()); }
+  virtual Engine engine() const = 0;  // its name: engine_name(engine())
 
   // Why this engine cannot do what the run asks ("" when it can): one line naming the flag and
   // the engine ("--direct: the s3 engine has no page cache to bypass"). Checked before any I/O.

@@ -573,11 +573,14 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   if (ch.is_root()) {
     std::printf("%s\n", describe_plan(plan, opt, *storage).c_str());
     if (w.node_local) std::printf("# the target is node-local: each host's first rank commits its own step\n");
-    for (const auto& stale : fs::directory_iterator(opt.target, ec)) {
-      const std::string n = stale.path().filename().string();
-      if (n.rfind(".step-", 0) == 0 && n.find(".partial-") != std::string::npos)
-        std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
-                    stale.path().c_str());
+    // Partial steps exist only where a rename commits them.
+    try {
+      for (const auto& n : storage->commits_by_rename() ? storage->entries(opt.target) : std::vector<std::string>{})
+        if (n.rfind(".step-", 0) == 0 && n.find(".partial-") != std::string::npos)
+          std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
+                      (fs::path(opt.target) / n).c_str());
+    } catch (const StorageError& e) {
+      std::printf("# note: uncommitted steps of earlier runs not looked for: %s\n", e.what());
     }
     for (const auto& note : stale_tier_notes) std::printf("%s\n", note.c_str());
     if (storage->local_cache() && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
