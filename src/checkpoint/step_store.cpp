@@ -11,34 +11,61 @@ namespace ccbench::checkpoint {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+struct Named {
+  int step = 0;
+  std::string name;
+};
+
+// The entries that name committed steps, oldest first (by number; a listing's order among equals).
+std::vector<Named> step_names(Storage& storage, const std::string& target) {
+  std::vector<Named> out;
+  for (auto& name : storage.entries(target))
+    if (const int step = storage.committed_step_of(name); step >= 0) out.push_back({step, std::move(name)});
+  std::stable_sort(out.begin(), out.end(), [](const Named& a, const Named& b) { return a.step < b.step; });
+  return out;
+}
+
+// The step's entry, or nullopt when it has no manifest or one that is not ccbench's.
+std::optional<StepEntry> read_step(Storage& storage, const std::string& target, const Named& named) {
+  const std::string dir = (fs::path(target) / named.name).string();
+  const std::string manifest_file = (fs::path(dir) / kManifestName).string();
+  StepEntry entry{named.step, dir, std::nullopt, ""};
+  try {
+    const auto text = storage.read_manifest(dir);
+    if (!text) return std::nullopt;  // no manifest: never a checkpoint
+    entry.manifest = parse_manifest(*text, manifest_file);
+    if (!entry.manifest) return std::nullopt;  // not ccbench's: never read, never removed
+    if (entry.manifest->step != entry.step) {
+      entry.problem =
+          fmt::format("{}: field 'step': {}, but the folder is {}", manifest_file, entry.manifest->step, named.name);
+      entry.manifest.reset();
+    }
+  } catch (const ParseError& err) {
+    entry.problem = err.what();
+  } catch (const StorageError& err) {
+    entry.problem = fmt::format("{}: {}", manifest_file, err.what());
+  }
+  return entry;
+}
+
+}  // namespace
+
 std::vector<StepEntry> scan_steps(Storage& storage, const std::string& target, const StepFilter& wanted) {
   std::vector<StepEntry> found;
-  for (const auto& name : storage.entries(target)) {
-    const int step = storage.committed_step_of(name);
-    if (step < 0) continue;
-    const std::string dir = (fs::path(target) / name).string();
-    if (wanted && !wanted(dir)) continue;
-    const std::string manifest_file = (fs::path(dir) / kManifestName).string();
-    StepEntry entry{step, dir, std::nullopt, ""};
-    try {
-      const auto text = storage.read_manifest(dir);
-      if (!text) continue;  // no manifest: never a checkpoint
-      entry.manifest = parse_manifest(*text, manifest_file);
-      if (!entry.manifest) continue;  // not ccbench's: never read, never removed
-      if (entry.manifest->step != entry.step) {
-        entry.problem =
-            fmt::format("{}: field 'step': {}, but the folder is {}", manifest_file, entry.manifest->step, name);
-        entry.manifest.reset();
-      }
-    } catch (const ParseError& err) {
-      entry.problem = err.what();
-    } catch (const StorageError& err) {
-      entry.problem = fmt::format("{}: {}", manifest_file, err.what());
-    }
-    found.push_back(std::move(entry));
+  for (const auto& named : step_names(storage, target)) {
+    if (wanted && !wanted((fs::path(target) / named.name).string())) continue;
+    if (auto entry = read_step(storage, target, named)) found.push_back(std::move(*entry));
   }
-  std::stable_sort(found.begin(), found.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
   return found;
+}
+
+std::optional<StepEntry> newest_step(Storage& storage, const std::string& target) {
+  const auto names = step_names(storage, target);
+  for (auto it = names.rbegin(); it != names.rend(); ++it)
+    if (auto entry = read_step(storage, target, *it)) return entry;
+  return std::nullopt;
 }
 
 std::vector<CommittedStep> committed_steps(Storage& storage, const std::string& target, const StepFilter& wanted) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace ccbench::checkpoint {
 // given, passes over the steps it says no to before their manifests are read (S3: requests).
 using StepFilter = std::function<bool(const std::string& step_dir)>;
 std::vector<StepEntry> scan_steps(Storage& storage, const std::string& target, const StepFilter& wanted = {});
+// The newest entry scan_steps would list (--phases read's restart step), reading manifests newest
+// first only until one is ccbench's (an object store's prefix may hold many steps). nullopt: none.
+std::optional<StepEntry> newest_step(Storage& storage, const std::string& target);
 // The sound ones of scan_steps.
 std::vector<CommittedStep> committed_steps(Storage& storage, const std::string& target, const StepFilter& wanted = {});
 

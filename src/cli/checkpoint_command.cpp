@@ -316,14 +316,14 @@ struct ReadOnlyStep {
 // engine and every field checked), checked against the plan. Folders whose manifest is not
 // ccbench's are passed over. Throws UsageError naming --phases read and the manifest's field.
 ReadOnlyStep find_restart_step(Storage& storage, const std::string& target, const ShardPlan& plan) {
-  std::vector<StepEntry> steps;
+  std::optional<StepEntry> found;
   try {
-    steps = scan_steps(storage, target);
+    found = newest_step(storage, target);
   } catch (const StorageError& e) {
     throw UsageError(fmt::format("--phases read: {}", e.what()));
   }
-  if (steps.empty()) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
-  const StepEntry& newest = steps.back();
+  if (!found) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
+  const StepEntry& newest = *found;
   if (!newest.manifest) throw UsageError(fmt::format("--phases read: {}", newest.problem));
   ReadOnlyStep out;
   out.path = newest.path;

@@ -125,6 +125,15 @@ TEST(StepStore, OnlySoundCcbenchManifestsAreStepsAndTheNewestIsTheRestartStep) {
   const auto committed = committed_steps(storage, kTarget);
   ASSERT_EQ(committed.size(), 2U);
   EXPECT_EQ(committed.back().path, kTarget + "/step-000002");
+  // The restart step: the newest with a ccbench manifest (a newer user's folder is passed over),
+  // here one whose manifest names another step, which --phases read reports.
+  storage.make_dir(kTarget + "/step-000009");
+  put(storage, kTarget + "/step-000009/" + kManifestName, R"({"tool": "torch.save"})");
+  const auto newest = newest_step(storage, kTarget);
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->path, kTarget + "/step-000007");
+  EXPECT_EQ(newest->problem, steps[3].problem);
+  EXPECT_FALSE(newest_step(storage, "mem").has_value());  // no step at all
 }
 
 TEST(StepStore, KeepRemovesTheOldestAndOnlyTheListedFiles) {
