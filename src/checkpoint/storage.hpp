@@ -98,7 +98,7 @@ class Storage {
   virtual Engine engine() const = 0;  // its name: engine_name(engine())
 
   // Why this engine cannot do what the run asks ("" when it can): one line naming the flag and
-  // the engine ("--direct: the s3 engine has no page cache to bypass"). Checked before any I/O.
+  // the engine ("--direct: not for the s3 engine (no page cache to bypass)"). Checked before any I/O.
   virtual std::string refuses(const EngineRequest& asked) const = 0;
   // The run's describe line's I/O part ("O_DIRECT + fsync", "multipart parts of 64 MiB, ...").
   virtual std::string io_summary(const IoSettings& io) const = 0;
@@ -128,7 +128,7 @@ class Storage {
   virtual void sync_dir(const std::string& path) = 0;
   virtual Eviction evict(const std::string& path) = 0;
 
-  // Added for S3 (docs/checkpoint.md, "S3 engine"), POSIX defaults here:
+  // The target and its names (docs/checkpoint.md, "S3 engine" for what S3 does):
   // Why the target cannot be used ("" when it can): S3 checks the bucket and the credentials.
   virtual std::string unusable(const std::string& target) = 0;
   // The names directly under a directory (S3: the common prefixes and keys under PREFIX/).
@@ -169,7 +169,7 @@ struct RemoteOptions {
 
 // The one place that decides a target's engine: s3://BUCKET/PREFIX the S3 engine, a path POSIX.
 // Throws UsageError naming --target for a scheme that has no engine (memory:// included: the
-// memory engine is made by make_memory_storage, for tests), or for S3 without credentials.
+// memory engine is only constructed by tests, memory_storage.hpp), or for S3 without credentials.
 std::unique_ptr<Storage> open_storage(const std::string& target, const RemoteOptions& remote = {});
 std::unique_ptr<Storage> make_posix_storage();
 std::unique_ptr<Storage> make_s3_storage(const std::string& target, const RemoteOptions& remote);
