@@ -1,5 +1,6 @@
 // The POSIX engine: open(2)/pwrite/pread/fsync/close, O_DIRECT with a recorded fallback, rename and
-// directory fsync, posix_fadvise(DONTNEED) checked with mincore.
+// directory fsync, posix_fadvise(DONTNEED) checked with mincore; and open_storage, which picks a
+// target's engine.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -72,7 +73,22 @@ class PosixFile final : public StorageFile {
 
 class PosixStorage final : public Storage {
  public:
-  std::string name() const override { return "posix"; }
+  Engine engine() const override { return Engine::posix; }
+  std::string refuses(const EngineRequest&) const override { return ""; }  // every flag is POSIX's
+  std::string io_summary(const IoSettings& io) const override {
+    return fmt::format("{}{}", io.direct ? "O_DIRECT" : "buffered",
+                       io.fsync ? " + fsync" : ", NO fsync (--no-fsync: not durable)");
+  }
+  std::string target_type(const std::string& target) const override { return filesystem_type(target); }
+  bool one_namespace() const override { return false; }
+  std::optional<std::uint64_t> free_bytes(const std::string& target) override {
+    return check_target(target).free_bytes;
+  }
+  bool local_cache() const override { return true; }
+  std::optional<std::string> read_manifest(const std::string& step_dir) override {
+    return read_posix_manifest(step_dir);
+  }
+  std::string remove_step(const CommittedStep& step) override { return checkpoint::remove_step(step); }
 
   std::unique_ptr<StorageFile> open(const std::string& path, OpenFor mode, const OpenOptions& options) override {
     int flags = O_CLOEXEC;
@@ -184,13 +200,19 @@ std::string StorageError::errno_name() const {
 
 std::string Storage::claim_step(const std::string&, int next_step) { return step_name(next_step); }
 
-std::unique_ptr<Storage> make_storage(const std::string& target, const RemoteOptions& remote) {
-  if (target.rfind("s3://", 0) == 0) return make_s3_storage(target, remote);
+int Storage::committed_step_of(const std::string& entry) const {
+  return entry.rfind("step-", 0) == 0 ? step_of(entry) : -1;
+}
+
+std::unique_ptr<Storage> make_posix_storage() { return std::make_unique<PosixStorage>(); }
+
+std::unique_ptr<Storage> open_storage(const std::string& target, const RemoteOptions& remote) {
+  if (s3::is_s3_url(target)) return make_s3_storage(target, remote);
   if (const auto scheme = target.find("://"); scheme != std::string::npos) {
     throw UsageError(fmt::format("--target {}: no storage engine for '{}' (s3:// or a POSIX path)",
                                  s3::redact_userinfo(target), target.substr(0, scheme + 3)));
   }
-  return std::make_unique<PosixStorage>();
+  return make_posix_storage();
 }
 
 }  // namespace ccbench::checkpoint

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/step_store.hpp"
+#include "checkpoint/storage.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_depth.hpp"
@@ -124,42 +126,24 @@ std::optional<StepManifest> parse_manifest(const std::string& text, const std::s
   return out;
 }
 
-std::vector<StepEntry> scan_steps(const std::string& target) {
-  std::vector<StepEntry> found;
+std::optional<std::string> read_posix_manifest(const std::string& step_dir) {
+  const fs::path dir(step_dir);
+  const fs::path manifest = dir / kManifestName;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(target, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || step_of(name) < 0) continue;
-    const fs::path manifest = e.path() / kManifestName;
-    std::error_code mec;
-    if (!fs::is_directory(e.symlink_status(mec)) || !fs::exists(fs::symlink_status(manifest, mec))) continue;
-    StepEntry entry{step_of(name), e.path().string(), std::nullopt, ""};
-    try {
-      // A manifest lists one name a shard: tens of KiB. A large file under its name is not read.
-      if (const auto bytes = fs::file_size(manifest, mec); !mec && bytes > kMaxManifestBytes)
-        throw ParseError(fmt::format("{}: {} bytes, too large for a manifest", manifest.string(), bytes));
-      // read_input_file: a FIFO (or a folder) as the manifest is an error, never a blocked read.
-      entry.manifest = parse_manifest(read_input_file(manifest), manifest.string());
-      if (!entry.manifest) continue;  // not ccbench's: never read, never removed
-      if (entry.manifest->step != entry.step) {
-        entry.problem =
-            fmt::format("{}: field 'step': {}, but the folder is {}", manifest.string(), entry.manifest->step, name);
-        entry.manifest.reset();
-      }
-    } catch (const ParseError& err) {
-      entry.problem = err.what();
-    }
-    found.push_back(std::move(entry));
-  }
-  std::sort(found.begin(), found.end(), [](const StepEntry& a, const StepEntry& b) { return a.step < b.step; });
-  return found;
+  // A symlink to a folder is not a step; a folder without a manifest entry is not one either.
+  if (!fs::is_directory(fs::symlink_status(dir, ec)) || !fs::exists(fs::symlink_status(manifest, ec)))
+    return std::nullopt;
+  // A manifest lists one name a shard: tens of KiB. A large file under its name is not read.
+  if (const auto bytes = fs::file_size(manifest, ec); !ec && bytes > kMaxManifestBytes)
+    throw ParseError(fmt::format("{}: {} bytes, too large for a manifest", manifest.string(), bytes));
+  // read_input_file: a FIFO (or a folder) as the manifest is an error, never a blocked read.
+  return read_input_file(manifest);
 }
 
+std::vector<StepEntry> scan_steps(const std::string& target) { return scan_steps(*make_posix_storage(), target); }
+
 std::vector<CommittedStep> committed_steps(const std::string& target) {
-  std::vector<CommittedStep> out;
-  for (auto& e : scan_steps(target))
-    if (e.manifest) out.push_back({e.step, std::move(e.path), std::move(*e.manifest)});
-  return out;
+  return committed_steps(*make_posix_storage(), target);
 }
 
 std::vector<CommittedStep> steps_to_remove(const std::vector<CommittedStep>& committed, int keep) {

@@ -67,16 +67,22 @@ struct StepEntry {
   std::optional<StepManifest> manifest;
   std::string problem;
 };
+// POSIX targets (step_store.hpp has the same over any engine).
 std::vector<StepEntry> scan_steps(const std::string& target);
 
 // The committed steps ccbench wrote under `target` (sound manifests only), oldest first.
 std::vector<CommittedStep> committed_steps(const std::string& target);
 
+// The POSIX engine's Storage::read_manifest: nullopt unless `step_dir` is a real folder (not a
+// symlink) with a manifest entry; ParseError when that entry is too large or not a regular file.
+std::optional<std::string> read_posix_manifest(const std::string& step_dir);
+
 // The steps --keep K removes: all but the newest `keep` of committed_steps (keep 0: none).
 std::vector<CommittedStep> steps_to_remove(const std::vector<CommittedStep>& committed, int keep);
 
-// Removes a committed step: its manifest first (so what is left no longer looks committed), then
-// the files it lists (regular files and symlinks only), then the folder if nothing else is in it.
+// The POSIX engine's Storage::remove_step. Removes a committed step: its manifest first (so what is left no longer
+// looks committed), then the files it lists (regular files and symlinks only), then the folder if nothing else is in
+// it.
 // "" when the folder is gone, else what was left and why ("kept ...: it holds files its manifest
 // does not list").
 std::string remove_step(const CommittedStep& step);

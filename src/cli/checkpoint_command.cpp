@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "checkpoint/shard_data.hpp"
 #include "checkpoint/shard_plan.hpp"
 #include "checkpoint/step_dirs.hpp"
+#include "checkpoint/step_store.hpp"
 #include "checkpoint/storage.hpp"
 #include "checkpoint/target_facts.hpp"
 #include "cli/checkpoint_export.hpp"
@@ -297,16 +299,11 @@ CacheDrop drop_cache(World& w, Storage& storage, const std::string& file, bool r
   return static_cast<CacheDrop>(static_cast<int>(w.ch.max_all(mine)));
 }
 
-std::string describe_plan(const ShardPlan& plan, const CheckpointOptions& opt, const std::string& fstype) {
-  return fmt::format(
-      "# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}{}", plan.writers,
-      plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule, name(opt.layout), opt.target,
-      fstype, format_bytes(opt.transfer_bytes),
-      fstype == "s3" ? fmt::format("multipart parts of {}, {} in flight a rank", format_bytes(opt.remote.part_bytes),
-                                   opt.remote.concurrency)
-      : opt.direct   ? "O_DIRECT"
-                     : "buffered",
-      fstype == "s3" || opt.fsync ? (fstype == "s3" ? "" : " + fsync") : ", NO fsync (--no-fsync: not durable)");
+std::string describe_plan(const ShardPlan& plan, const CheckpointOptions& opt, const Storage& storage) {
+  return fmt::format("# checkpoint: {} writer(s) of {} ranks x {} = {} ({}), {}; target {} ({}), transfer {}, {}",
+                     plan.writers, plan.ranks, format_bytes(plan.shard_bytes), format_bytes(plan.bytes()), plan.rule,
+                     name(opt.layout), opt.target, storage.target_type(opt.target), format_bytes(opt.transfer_bytes),
+                     storage.io_summary({.direct = opt.direct, .fsync = opt.fsync}));
 }
 
 struct ReadOnlyStep {
@@ -315,13 +312,18 @@ struct ReadOnlyStep {
   std::uint32_t seed = 0;
 };
 
-// The newest committed step under `target` and how it was written (its manifest, read through
-// read_input_file and every field checked), checked against the plan. Folders whose manifest is not
+// The newest committed step under `target` and how it was written (its manifest, read through the
+// engine and every field checked), checked against the plan. Folders whose manifest is not
 // ccbench's are passed over. Throws UsageError naming --phases read and the manifest's field.
-ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan) {
-  const auto steps = scan_steps(target);
-  if (steps.empty()) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
-  const StepEntry& newest = steps.back();
+ReadOnlyStep find_restart_step(Storage& storage, const std::string& target, const ShardPlan& plan) {
+  std::optional<StepEntry> found;
+  try {
+    found = newest_step(storage, target);
+  } catch (const StorageError& e) {
+    throw UsageError(fmt::format("--phases read: {}", e.what()));
+  }
+  if (!found) throw UsageError(fmt::format("--phases read: no committed step under {}", target));
+  const StepEntry& newest = *found;
   if (!newest.manifest) throw UsageError(fmt::format("--phases read: {}", newest.problem));
   ReadOnlyStep out;
   out.path = newest.path;
@@ -337,33 +339,22 @@ ReadOnlyStep find_restart_step(const std::string& target, const ShardPlan& plan)
   return out;
 }
 
-// Removes committed steps (only the files their manifests list) and says what went or what was
-// kept, on this leader's stdout. A step that cannot be removed is kept, never an error of the run.
-void remove_steps(const std::vector<CommittedStep>& steps, const char* why) {
-  std::vector<std::string> gone;
-  for (const auto& s : steps) {
-    if (const std::string left = remove_step(s); left.empty())
-      gone.push_back(fs::path(s.path).filename().string());
-    else
-      std::printf("# note: %s\n", left.c_str());
+// Removes committed steps through the engine (only the files their manifests list; the engine may
+// refuse a step, S3 one this run did not claim) and says what went or was kept on this leader's
+// stdout. `find` lists them (a listing that fails is said too): never an error of the run.
+void remove_steps(const std::function<std::vector<CommittedStep>(std::vector<std::string>&)>& find, Storage& storage,
+                  const char* why) {
+  Removal done;
+  try {
+    std::vector<std::string> unreadable;
+    done = remove_steps(storage, find(unreadable));
+    done.kept.insert(done.kept.end(), unreadable.begin(), unreadable.end());
+  } catch (const StorageError& e) {
+    done.kept.push_back(fmt::format("steps not removed ({}): {}", why, e.what()));
   }
-  if (!gone.empty()) std::printf("# removed %s (%s)\n", fmt::format("{}", fmt::join(gone, ", ")).c_str(), why);
-  std::fflush(stdout);
-}
-
-// An object store's steps this run wrote (claimed, so no other run's objects): removed through the
-// engine, which refuses any step this run did not claim. Rank 0 only, which claimed them.
-void remove_own_object_steps(Storage& storage, const std::vector<std::string>& steps, const char* why) {
-  std::vector<std::string> gone;
-  for (const auto& path : steps) {
-    try {
-      storage.remove_tree(path);
-      gone.push_back(fs::path(path).filename().string());
-    } catch (const StorageError& e) {
-      std::printf("# note: %s kept: %s\n", path.c_str(), e.what());
-    }
-  }
-  if (!gone.empty()) std::printf("# removed %s (%s)\n", fmt::format("{}", fmt::join(gone, ", ")).c_str(), why);
+  for (const auto& left : done.kept) std::printf("# note: %s\n", left.c_str());
+  if (!done.removed.empty())
+    std::printf("# removed %s (%s)\n", fmt::format("{}", fmt::join(done.removed, ", ")).c_str(), why);
   std::fflush(stdout);
 }
 
@@ -405,12 +396,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   ShardPlan plan;
   std::string error;
   try {
-    storage = make_storage(opt.target, opt.remote);
+    storage = open_storage(opt.target, opt.remote);
     check_tiered(opt);
-    if (ch.is_root() && !opt.export_to.empty()) exporter = s3::make_export_watch(opt.export_to, opt.remote);
-    if (const std::string why = storage->unusable(opt.target); !why.empty()) {
-      throw UsageError(fmt::format("--target {}: {}", opt.target, why));
-    }
     if (!opt.workload.empty()) {
       model::Workload wl;
       try {
@@ -426,22 +413,33 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     } else {
       plan = plan_from_shard_bytes(opt.shard_bytes, w.size);
     }
+    // What the engine cannot do is its to refuse, with the reason, before any request of a run.
+    if (const std::string why = storage->refuses({.shared_file = opt.layout == CheckpointLayout::shared_file,
+                                                  .direct = opt.direct,
+                                                  .fsync = opt.fsync,
+                                                  .export_to = !opt.export_to.empty(),
+                                                  .shard_bytes = plan.shard_bytes});
+        !why.empty())
+      throw UsageError(why);
+    if (ch.is_root() && !opt.export_to.empty()) exporter = s3::make_export_watch(opt.export_to, opt.remote);
+    if (const std::string why = storage->unusable(opt.target); !why.empty()) {
+      throw UsageError(fmt::format("--target {}: {}", opt.target, why));
+    }
   } catch (const std::exception& e) {
     error = e.what();
   }
   if (auto failed = ch.agree_on_error(error)) return usage(*failed);
 
-  // An object store is one namespace every rank sees, with no free space to check (docs/checkpoint.md).
-  const bool object_store = !storage->commits_by_rename();
-  // Shared or node-local: rank 0 makes a probe file that every rank looks for.
+  // Shared or node-local: rank 0 makes a probe file that every rank looks for (an engine with one
+  // namespace, an object store, needs none).
   const std::string probe = (fs::path(opt.target) / fmt::format(".ccbench-probe-{}", ::getpid())).string();
   std::string run_id = fmt::format("{}", ::getpid());
   run_id = ch.broadcast(run_id);
-  if (ch.is_root() && !object_store) std::ofstream(probe).put('\n');
+  if (ch.is_root() && !storage->one_namespace()) std::ofstream(probe).put('\n');
   ch.barrier();
   std::error_code ec;
   const bool sees = fs::exists(fmt::format("{}/.ccbench-probe-{}", opt.target, run_id), ec);
-  w.node_local = !object_store && ch.max_all(sees ? 0.0 : 1.0) > 0;
+  w.node_local = !storage->one_namespace() && ch.max_all(sees ? 0.0 : 1.0) > 0;
   ch.barrier();
   if (ch.is_root()) fs::remove(probe, ec);
   w.leader = w.node_local ? ch.local_rank() == 0 : w.rank == 0;
@@ -449,14 +447,16 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   // Free space: the new step must fit before anything is written (each leader checks its mount).
   {
     std::string space_error;
-    if (w.leader && opt.write && !object_store) {
+    const std::optional<std::uint64_t> free_bytes =
+        w.leader && opt.write ? storage->free_bytes(opt.target) : std::nullopt;  // none: nothing to check
+    if (free_bytes) {
       std::uint64_t here = 0;  // bytes this leader's mount receives
       for (int r = 0; r < w.size; ++r) {
         if (!plan.writes(r)) continue;
         if (!w.node_local || w.hosts[static_cast<std::size_t>(r)] == w.hosts[static_cast<std::size_t>(w.rank)])
           here += plan.shard_bytes;
       }
-      const std::uint64_t free = check_target(opt.target).free_bytes;
+      const std::uint64_t free = *free_bytes;
       const std::uint64_t need = here + here / 100 + (1ULL << 20);  // 1% and 1 MiB for metadata
       if (free < need) {
         space_error = fmt::format("--target {}: {} free, the checkpoint needs {} (nothing written)", opt.target,
@@ -472,8 +472,9 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     if (auto failed = ch.agree_on_error(space_error)) return usage(*failed);
   }
   // Step numbers have six digits: a run that would need step-1000000 is refused before writing.
-  // (An object store's steps are claimed one by one in the trial loop, under the watchdog.)
-  if (opt.write && !object_store) {
+  // (Where listing is a remote request, steps are claimed one by one in the trial loop, under the
+  // watchdog.)
+  if (opt.write && !storage->remote_listing()) {
     std::string steps_error;
     if (ch.is_root()) {
       try {
@@ -511,7 +512,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
     std::string step_error;
     if (ch.is_root()) {
       try {
-        restart = find_restart_step(opt.target, plan);
+        restart = find_restart_step(*storage, opt.target, plan);
       } catch (const UsageError& e) {
         step_error = e.what();
       }
@@ -527,12 +528,11 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   const double mem_gbps = memory_gbps(ch);
   const std::uint64_t ram = host_memory_bytes();
   const std::string ram_json = ch.broadcast(nlohmann::json(ch.gather_to_root(std::to_string(ram))).dump());
-  const std::string fstype = object_store ? storage->name() : filesystem_type(opt.target);
 
   std::unique_ptr<ResultWriter> writer;
   std::string output_error;
-  CheckpointHeader header_info{plan,     opt,          config,      describe_target(opt.target),
-                               mem_gbps, w.node_local, write_limit, read_limit};
+  CheckpointHeader header_info{plan,         opt,         config,     describe_target(opt.target), mem_gbps,
+                               w.node_local, write_limit, read_limit, storage->engine(),           storage->settings()};
   if (ch.is_root()) {
     try {
       ResultFile header =
@@ -550,7 +550,7 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   watchdog.set_trial_offset(-1);  // the watchdog counts trials from 1; the table and rows from 0
   Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
   // --tiered: the local tier is POSIX; the drain writes through the target's engine.
-  std::unique_ptr<Storage> local_storage = opt.tiered.empty() ? nullptr : make_storage(opt.tiered);
+  std::unique_ptr<Storage> local_storage = opt.tiered.empty() ? nullptr : open_storage(opt.tiered);
   std::optional<Run> local_run;
   std::string tier_dir;
   if (local_storage) {
@@ -571,16 +571,19 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       if (!host_notes.empty()) stale_tier_notes.push_back(host_notes);
   }
   if (ch.is_root()) {
-    std::printf("%s\n", describe_plan(plan, opt, fstype).c_str());
+    std::printf("%s\n", describe_plan(plan, opt, *storage).c_str());
     if (w.node_local) std::printf("# the target is node-local: each host's first rank commits its own step\n");
-    for (const auto& stale : fs::directory_iterator(opt.target, ec)) {
-      const std::string n = stale.path().filename().string();
-      if (n.rfind(".step-", 0) == 0 && n.find(".partial-") != std::string::npos)
-        std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
-                    stale.path().c_str());
+    // Partial steps exist only where a rename commits them.
+    try {
+      for (const auto& n : storage->commits_by_rename() ? storage->entries(opt.target) : std::vector<std::string>{})
+        if (n.rfind(".step-", 0) == 0 && n.find(".partial-") != std::string::npos)
+          std::printf("# note: %s is an uncommitted step of an earlier run (never a checkpoint; remove it)\n",
+                      (fs::path(opt.target) / n).c_str());
+    } catch (const StorageError& e) {
+      std::printf("# note: uncommitted steps of earlier runs not looked for: %s\n", e.what());
     }
     for (const auto& note : stale_tier_notes) std::printf("%s\n", note.c_str());
-    if (!object_store && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
+    if (storage->local_cache() && ram > 0 && plan.shard_bytes * static_cast<std::uint64_t>(w.size) < ram)
       std::printf(
           "# note: the shards of one host fit in its %.1f GiB of memory (page cache): reads need a cache drop\n",
           static_cast<double>(ram) / 1073741824.0);
@@ -589,9 +592,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
 
   int exit = exit_code::ok;
-  // The steps this run committed (removed at its end without --keep); on an object store their names.
-  std::vector<int> written_steps;
-  std::vector<std::string> written_object_steps;
+  // The steps this run committed (removed at its end without --keep).
+  std::vector<std::string> written_steps;
   std::string final_error;
   std::size_t wrong_shards = 0;
   try {
@@ -608,14 +610,14 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       if (run.writer >= 0) data.emplace(seed, data_trial, run.writer, plan.shard_bytes, opt.transfer_bytes);
       bool direct_all = opt.direct;
       if (opt.write) {
-        // S3: a step no other run writes into (claimed; two runs into one prefix share none).
-        const std::string new_step =
-            object_store ? ch.broadcast(ch.is_root() ? storage->claim_step(opt.target, step) : std::string())
-                         : step_name(step);
+        // A step no other run writes into (S3: claimed; two runs into one prefix share none).
+        const std::string new_step = ch.broadcast(ch.is_root() ? storage->claim_step(opt.target, step) : std::string());
         committed = (fs::path(opt.target) / new_step).string();
+        // The claimed name's number (S3 may have claimed past `step`): the manifest's step is it.
+        const int claimed = storage->committed_step_of(new_step);
         // S3 writes the step in place: its manifest, put last, is the commit.
         const std::string partial =
-            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(step, run_id)).string() : committed;
+            storage->commits_by_rename() ? (fs::path(opt.target) / partial_name(claimed, run_id)).string() : committed;
         step_label = new_step;
         std::string setup_error;
         watchdog.set_case(trial, Op::checkpoint_write, plan.bytes(), false);
@@ -652,14 +654,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
         if (w.leader) {
           const auto c0 = Clock::now();
           try {
-            const std::string manifest = checkpoint_manifest(header_info, step, trial, run_id);
-            auto f = storage->open((fs::path(partial) / kManifestName).string(), OpenFor::create_write, {});
-            f->write_at(manifest.data(), manifest.size(), 0);
-            f->sync();
-            f->close();
-            storage->sync_dir(partial);
-            if (partial != committed) storage->rename(partial, committed);
-            storage->sync_dir(opt.target);
+            commit_step(*storage, opt.target, partial, committed,
+                        checkpoint_manifest(header_info, claimed, trial, run_id));
           } catch (const StorageError& e) {
             commit_error = e.what();
           }
@@ -702,20 +698,12 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           std::printf("%s", rows.table.c_str());
           std::fflush(stdout);
         }
-        // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier.
-        // On an object store only this run's own steps can go (another run's objects are never touched).
-        if (object_store) {
-          written_object_steps.push_back(committed);
-          const auto keep = static_cast<std::size_t>(opt.keep);
-          if (ch.is_root() && opt.keep > 0 && written_object_steps.size() > keep) {
-            const std::vector<std::string> older(written_object_steps.begin(), written_object_steps.end() - keep);
-            written_object_steps.erase(written_object_steps.begin(), written_object_steps.end() - keep);
-            remove_own_object_steps(*storage, older, "--keep: this run's older steps");
-          }
-        } else {
-          if (w.leader && opt.keep > 0) remove_steps(steps_to_remove(committed_steps(opt.target), opt.keep), "--keep");
-          written_steps.push_back(step);
-        }
+        // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier
+        // (those the engine lets this run remove: on S3 only its own, another run's are never touched).
+        written_steps.push_back(committed);
+        if (w.leader && opt.keep > 0)
+          remove_steps([&](std::vector<std::string>&) { return steps_over_keep(*storage, opt.target, opt.keep); },
+                       *storage, "--keep");
       }
       if (opt.read) {
         watchdog.set_case(trial, Op::checkpoint_read, plan.bytes(), false);
@@ -734,7 +722,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
           }
         }
         reads_direct = ch.max_all(reads_direct || run.writer < 0 ? 0.0 : 1.0) == 0 && opt.direct;
-        const CacheDrop drop = object_store ? CacheDrop::remote : drop_cache(w, *storage, own, reads_direct, other);
+        const CacheDrop drop =
+            storage->local_cache() ? drop_cache(w, *storage, own, reads_direct, other) : CacheDrop::remote;
         // IOR's -C: read the shard of the writer one host further on.
         int source_writer = run.writer;
         if (drop == CacheDrop::other_node && run.writer >= 0) {
@@ -803,23 +792,15 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   // Without --keep the run removes what it wrote, as IOR does (an interrupted run never gets here):
   // the steps it committed whose manifests name this run, and in them only the files listed. A step
   // that read back wrong is the evidence and stays.
-  if (ch.is_root() && opt.keep == 0 && !written_object_steps.empty()) {
+  if (w.leader && opt.keep == 0 && !written_steps.empty()) {
     if (exit == exit_code::data_check_failed)
       std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());
     else
-      remove_own_object_steps(*storage, written_object_steps, "this run's steps; --keep N keeps its newest N");
-  }
-  if (w.leader && opt.keep == 0 && !written_steps.empty()) {
-    if (exit == exit_code::data_check_failed) {
-      std::printf("# note: this run's steps are kept under %s (a shard read back wrong)\n", opt.target.c_str());
-    } else {
-      std::vector<CommittedStep> own;
-      for (auto& s : committed_steps(opt.target))
-        if (s.manifest.run == run_id &&
-            std::find(written_steps.begin(), written_steps.end(), s.step) != written_steps.end())
-          own.push_back(std::move(s));
-      remove_steps(own, "this run's steps; --keep N keeps the newest N");
-    }
+      remove_steps(
+          [&](std::vector<std::string>& unreadable) {
+            return own_steps(*storage, opt.target, run_id, written_steps, &unreadable);
+          },
+          *storage, "this run's steps; --keep N keeps the newest N");
   }
   if (ch.is_root()) {
     const std::string status = exit == exit_code::usage ? "failed" : "complete";

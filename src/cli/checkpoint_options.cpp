@@ -30,7 +30,8 @@ double positive_flag(const char* flag, const std::string& text) {
   return v;
 }
 
-// S3's multipart limits (5 MiB to 5 GiB a part, 10,000 parts) and what an object target cannot do.
+// S3's multipart limits (5 MiB to 5 GiB a part). What an engine cannot do (--direct on S3, 10,000
+// parts) is the engine's to refuse (Storage::refuses), in the command.
 void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
   opt.remote.part_bytes = byte_flag("--part-size", part_size);
   if (opt.remote.part_bytes < (5ULL << 20) || opt.remote.part_bytes > (5ULL << 30))
@@ -38,15 +39,6 @@ void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
         "--part-size: {} is outside S3's part sizes (5M to 5G; every part but the last is at least 5 MiB)", part_size));
   if (opt.remote.concurrency < 1 || opt.remote.concurrency > 64)
     throw UsageError(fmt::format("--concurrency: {} is out of range (1 to 64)", opt.remote.concurrency));
-  if (opt.target.rfind("s3://", 0) != 0) return;
-  if (opt.layout == CheckpointLayout::shared_file)
-    throw UsageError("--layout shared-file: not for s3:// targets (an object has one writer)");
-  if (opt.direct) throw UsageError("--direct: not for s3:// targets (no page cache to bypass)");
-  if (!opt.write) throw UsageError("--phases read: not supported for s3:// targets yet (use write,read)");
-  if (!opt.fsync) throw UsageError("--no-fsync: not for s3:// targets (an upload is durable when it completes)");
-  if (opt.shard_bytes > 0 && (opt.shard_bytes + opt.remote.part_bytes - 1) / opt.remote.part_bytes > 10000)
-    throw UsageError(fmt::format("--part-size: {} makes more than S3's 10,000 parts of a {}-byte shard", part_size,
-                                 opt.shard_bytes));
 }
 
 // --export-to waits inside a phase the watchdog times, so its deadline must end before -T does.
@@ -55,9 +47,8 @@ void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const s
     if (!deadline.empty()) throw UsageError("--export-deadline: needs --export-to");
     return;
   }
-  if (opt.export_to.rfind("s3://", 0) != 0)
+  if (!s3::is_s3_url(opt.export_to))
     throw UsageError(fmt::format("--export-to {}: expected s3://BUCKET/PREFIX", s3::redact_userinfo(opt.export_to)));
-  if (opt.target.rfind("s3://", 0) == 0) throw UsageError("--export-to: for a POSIX --target (it is already in S3)");
   if (!opt.write) throw UsageError("--export-to: needs the write phase (--phases write or write,read)");
   const bool hang_limit = config.timeout_s > 0;  // -T 0: no watchdog
   opt.export_deadline_s = !deadline.empty() ? positive_flag("--export-deadline", deadline)
@@ -98,7 +89,8 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   app.add_option("--phases", phases, "write | read (the newest committed step, restart) | write,read")
       ->default_str(phases);
   app.add_option("--keep", opt.keep,
-                 "keep the newest INT steps ccbench wrote, removing older ones (s3://: of this run's own; 0: remove this run's steps at its end)")
+                 "keep the newest INT steps ccbench wrote, removing older ones (s3://: of this run's own; 0: remove "
+                 "this run's steps at its end)")
       ->default_val(0);
   app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
   app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");

@@ -24,7 +24,7 @@ using nlohmann::json;
 ResultRow make_row(const CheckpointHeader& h, Op op, double seconds, int trial) {
   ResultRow row;
   row.op = std::string(name(op));
-  row.backend = "posix";
+  row.backend = checkpoint::engine_name(h.engine);
   row.dtype = "uint8";
   row.bytes = h.plan.bytes();
   row.count = row.bytes;
@@ -132,7 +132,7 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
     return l ? json{{"baseline_gbps", l->baseline_gbps}, {"ceiling_gbps", l->ceiling_gbps}, {"source", l->source}}
              : json(nullptr);
   };
-  file.config = {{"backend", "posix"},
+  file.config = {{"backend", checkpoint::engine_name(h.engine)},
                  {"command", "checkpoint"},
                  {"trials", h.config.trials},
                  {"seed", h.config.seed},
@@ -174,13 +174,7 @@ ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::ve
                      {"pp", h.plan.pp},
                      {"dp", h.plan.dp},
                      {"rule", h.plan.rule}}}}}};
-  if (h.opt.target.rfind("s3://", 0) == 0) {
-    file.config["backend"] = "s3";
-    file.config["checkpoint"]["s3"] = {
-        {"part_bytes", h.opt.remote.part_bytes},
-        {"concurrency", h.opt.remote.concurrency},
-        {"endpoint", h.opt.remote.endpoint.empty() ? json(nullptr) : json(h.opt.remote.endpoint)}};
-  }
+  if (!h.engine_settings.is_null()) file.config["checkpoint"][checkpoint::engine_name(h.engine)] = h.engine_settings;
   return file;
 }
 

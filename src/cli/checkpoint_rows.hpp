@@ -10,6 +10,7 @@
 #include "checkpoint/durable_time.hpp"
 #include "checkpoint/plausibility.hpp"
 #include "checkpoint/shard_plan.hpp"
+#include "checkpoint/storage.hpp"
 #include "cli/checkpoint_options.hpp"
 #include "core/result.hpp"
 #include "sweep/run_config.hpp"
@@ -24,6 +25,8 @@ struct CheckpointHeader {
   double memory_gbps = 0;  // the hosts' memory-copy bandwidth (plausibility)
   bool node_local = false;
   std::optional<checkpoint::ThroughputLimit> write_limit, read_limit;
+  checkpoint::Engine engine;       // the target's: every row's backend, config.backend
+  nlohmann::json engine_settings;  // Storage::settings(): config.checkpoint.<engine> when not null
 };
 
 // Rank 0: the result file's header. `ram` holds every rank's MemTotal (bytes, as text).

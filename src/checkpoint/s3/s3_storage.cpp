@@ -23,6 +23,7 @@
 #include "checkpoint/step_dirs.hpp"
 #include "checkpoint/storage.hpp"
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 
 namespace ccbench::checkpoint {
 namespace s3 {
@@ -346,6 +347,71 @@ std::string S3Storage::claim_step(const std::string& target, int next_step) {
   }
   throw StorageError(
       EEXIST, fmt::format("S3 {}: steps {} to {} are all claimed by other runs", target, last + 1, last + kTries));
+}
+
+std::string S3Storage::refuses(const EngineRequest& asked) const {
+  if (asked.shared_file) return "--layout shared-file: not for the s3 engine (an object has one writer)";
+  if (asked.direct) return "--direct: not for the s3 engine (no page cache to bypass)";
+  if (!asked.fsync) return "--no-fsync: not for the s3 engine (an upload is durable when it completes)";
+  if (asked.export_to) return "--export-to: for a POSIX --target, not the s3 engine's (it is already in S3)";
+  if (asked.shard_bytes > 0 && (asked.shard_bytes + options_.part_bytes - 1) / options_.part_bytes > 10000)
+    return fmt::format("--part-size: {} makes more than S3's 10,000 parts of a {}-byte shard (the s3 engine)",
+                       format_bytes(options_.part_bytes), asked.shard_bytes);
+  return "";
+}
+
+std::string S3Storage::io_summary(const IoSettings&) const {
+  return fmt::format("multipart parts of {}, {} in flight a rank", format_bytes(options_.part_bytes),
+                     options_.concurrency);
+}
+
+nlohmann::json S3Storage::settings() const {
+  return {{"part_bytes", options_.part_bytes},
+          {"concurrency", options_.concurrency},
+          {"endpoint", options_.endpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(options_.endpoint)}};
+}
+
+int S3Storage::committed_step_of(const std::string& entry) const {
+  constexpr std::size_t kName = 11;   // step-NNNNNN
+  constexpr std::size_t kToken = 16;  // random_token's hex digits
+  if (entry.size() == kName) return Storage::committed_step_of(entry);
+  if (entry.size() != kName + 1 + kToken || entry[kName] != '-') return -1;
+  if (!std::all_of(entry.begin() + kName + 1, entry.end(),
+                   [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
+    return -1;
+  return Storage::committed_step_of(entry.substr(0, kName));
+}
+
+std::optional<std::string> S3Storage::read_manifest(const std::string& step_dir) {
+  constexpr std::uint64_t kMaxManifestBytes = 64ULL << 20;  // as step_dirs reads a POSIX one
+  const std::string key = key_of(step_dir) + "/" + kManifestName;
+  const auto head = client_->head(key);
+  if (!head) return std::nullopt;
+  if (head->bytes > kMaxManifestBytes)
+    throw ParseError(fmt::format("{}: {} bytes, too large for a manifest", client_->url_of(key), head->bytes));
+  std::string text(static_cast<std::size_t>(head->bytes), '\0');
+  std::atomic<std::uint64_t> retries{0};
+  if (!text.empty()) client_->get_range(key, 0, text.data(), text.size(), retries);
+  return text;
+}
+
+bool S3Storage::removable(const std::string& step_dir) const { return claimed_.count(key_of(step_dir)) > 0; }
+
+std::string S3Storage::remove_step(const CommittedStep& step) {
+  if (!removable(step.path))
+    return fmt::format("kept {}: this run did not create that step (its objects may be another run's)", step.path);
+  const std::string base = key_of(step.path) + "/";
+  try {
+    client_->remove(base + kManifestName);  // first: what is left no longer looks committed
+    for (const auto& name : step.manifest.files) client_->remove(base + name);
+    client_->remove(base + kClaimName);
+    bool left = false;
+    list_all(base, "", [&](const Listing& l) { left = left || !l.keys.empty(); });
+    if (left) return fmt::format("kept {}: it holds objects its manifest does not list", step.path);
+  } catch (const StorageError& e) {
+    return fmt::format("kept {}: {}", step.path, e.what());
+  }
+  return "";
 }
 
 std::string S3Storage::unusable(const std::string&) {

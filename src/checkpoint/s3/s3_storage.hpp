@@ -21,7 +21,24 @@ class S3Storage final : public Storage {
   S3Storage(std::unique_ptr<HttpClient> http, Endpoint endpoint, Location where, RemoteOptions options,
             RetryPolicy retry = {});
   ~S3Storage() override;
-  std::string name() const override { return "s3"; }
+  Engine engine() const override { return Engine::s3; }
+  // --layout shared-file, --direct, --no-fsync and --export-to have no meaning for objects; a shard
+  // of more than 10,000 parts of --part-size is more than S3's multipart upload takes.
+  std::string refuses(const EngineRequest& asked) const override;
+  std::string io_summary(const IoSettings& io) const override;
+  nlohmann::json settings() const override;  // part_bytes, concurrency, endpoint
+  std::string target_type(const std::string&) const override { return "s3"; }
+  bool one_namespace() const override { return true; }
+  std::optional<std::uint64_t> free_bytes(const std::string&) override { return std::nullopt; }
+  bool local_cache() const override { return false; }
+  bool remote_listing() const override { return true; }
+  // step-NNNNNN, and this engine's run-unique step-NNNNNN-<16 hex digits> (claim_step).
+  int committed_step_of(const std::string& entry) const override;
+  // GetObject of STEP/ccbench-manifest.json (HeadObject first: nullopt when there is none).
+  std::optional<std::string> read_manifest(const std::string& step_dir) override;
+  bool removable(const std::string& step_dir) const override;  // only a step this run claimed
+  // Only a step this run claimed: its manifest, the objects it lists, its claim object.
+  std::string remove_step(const CommittedStep& step) override;
   std::unique_ptr<StorageFile> open(const std::string& path, OpenFor mode, const OpenOptions& options) override;
   void make_dir(const std::string&) override {}  // prefixes exist as soon as a key is under them
   // Only a step this run claimed (claim_step): a failed trial's cleanup never deletes another run's.

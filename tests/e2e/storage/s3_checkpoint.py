@@ -5,6 +5,8 @@ with its own state directory and ports, torn down at the end (docs/checkpoint.md
 
   - 2 ranks through mpirun write and read back (verified) two steps; the objects are where the
     manifest says, with their sizes; the secret key appears in no output and not in the result file;
+  - --phases read alone reads the newest of those steps back (verified; the manifest read through
+    the engine), and every row's backend is s3;
   - a wrong secret key: exit 2 naming the credential problem (AWS_SECRET_ACCESS_KEY,
     SignatureDoesNotMatch), the wrong secret in no output;
   - a bucket that does not exist: exit 2 naming it;
@@ -152,6 +154,28 @@ def run_checks(env, work, secret):
                 fail(f"{step}/{shard}: ETag {heads[(step, shard)]['ETag']} (3 parts of 5M, 5M, 2M expected)")
         if aws(env, "s3api", "head-object", "--bucket", "ckpt", "--key", f"e2e/{step}/ccbench-manifest.json").returncode:
             fail(f"{step}: no manifest (the commit)")
+    config = doc["config"] if isinstance(doc, dict) else doc[0]["config"]
+    if {x["backend"] for x in results} != {"s3"} or config["backend"] != "s3":
+        fail(f"backend: rows {sorted({x['backend'] for x in results})}, config {config['backend']}")
+
+    # 1b. --phases read: the newest committed step read back through the engine (its manifest read
+    # from the bucket), verified, as a restart reads it; nothing written or removed.
+    before = aws(env, "s3api", "list-objects-v2", "--bucket", "ckpt", "--prefix", "e2e/").stdout
+    read_out = os.path.join(work, "read.json")
+    r = ckpt(env, ["--target", "s3://ckpt/e2e", "--shard-bytes", "12M", "--part-size", "5M", "--concurrency", "2",
+                   "--phases", "read", "-J", read_out, "-T", "60"])
+    if r.returncode != 0:
+        fail(f"--phases read: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    read_doc = rows(read_out)
+    reads = [x for x in (read_doc["results"] if isinstance(read_doc, dict) else read_doc)
+             if x.get("op") == "checkpoint_read"]
+    if len(reads) != 1 or reads[0]["wrong"] != 0 or reads[0]["checkpoint"]["step"] != steps[-1] or \
+            reads[0]["cache_drop"] != "remote" or reads[0]["backend"] != "s3":
+        fail(f"--phases read: rows {reads}")
+    if aws(env, "s3api", "list-objects-v2", "--bucket", "ckpt", "--prefix", "e2e/").stdout != before:
+        fail("--phases read changed the prefix")
+    print(f"# --phases read: {steps[-1]} read back, verified")
+
     uploads = aws(env, "s3api", "list-multipart-uploads", "--bucket", "ckpt")
     if uploads.stdout.strip() and json.loads(uploads.stdout).get("Uploads"):
         fail(f"multipart uploads left: {uploads.stdout}")

@@ -152,7 +152,7 @@ def own_steps_removed(env, work):
         fail(f"--keep 1: the other runs' objects changed, or rows {written}")
     if {k.split("/")[1] for k in mine} != {written[-1]}:
         fail(f"--keep 1: this run's objects left {sorted(mine)}, its newest step is {written[-1]}")
-    if "# removed " not in r.stdout or "--keep: this run's older steps" not in r.stdout:
+    if "# removed " not in r.stdout or "(--keep)" not in r.stdout:
         fail(f"--keep 1: no removal said:\n{r.stdout}")
     kept = written[-1]
     before = objects(env, "ckpt", "shared/")
@@ -163,7 +163,7 @@ def own_steps_removed(env, work):
     written = [x["checkpoint"]["step"] for x in rows(out)["results"] if x["op"] == "checkpoint_write"]
     if objects(env, "ckpt", "shared/") != before:
         fail(f"no --keep: the prefix changed: {sorted(set(objects(env, 'ckpt', 'shared/')) ^ set(before))}")
-    if len(written) != 2 or "this run's steps; --keep N keeps its newest N" not in r.stdout:
+    if len(written) != 2 or "this run's steps; --keep N keeps the newest N" not in r.stdout:
         fail(f"no --keep: rows {written}, output:\n{r.stdout}")
     print(f"# --keep 1 kept {kept} of 3; no --keep removed its 2 steps; "
           f"{len(others)} objects of the other runs untouched")

@@ -124,17 +124,24 @@ class Steps(unittest.TestCase):
     def test_without_keep_a_run_removes_only_its_own_steps(self):
         user = self.user_folder("step-000050")
         earlier = self.write_step()  # step-000051, an earlier run's
+        stale = os.path.join(self.target, ".step-000049.partial-777")  # a killed run's: named, left
+        os.mkdir(stale)
+        with open(os.path.join(stale, "rank-00000.shard"), "wb") as f:
+            f.write(b"half")
         before = tree(self.target)
         p = checkpoint(2, ["--target", self.target, *SMALL, "--trials", "3", "-J", self.out])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"# note: {stale} is an uncommitted step of an earlier run (never a checkpoint; remove it)",
+                      p.stdout)
         self.assertIn("# removed step-000052, step-000053, step-000054 (this run's steps; --keep N keeps the newest N)",
                       p.stdout)
-        self.assertEqual(sorted(os.listdir(self.target)), ["step-000050", "step-000051"])
+        self.assertEqual(sorted(os.listdir(self.target)), [".step-000049.partial-777", "step-000050", "step-000051"])
         self.assertEqual(tree(self.target), before)
         self.assertTrue(os.path.exists(earlier) and os.path.isdir(user))
         with open(self.out) as f:
             rows = json.load(f)["results"]
         self.assertEqual(len(rows), 9)  # every trial's write, commit and read kept in the result file
+        self.assertEqual({r["backend"] for r in rows}, {"posix"})  # the engine's name
 
     # item 18: an interrupted run does not delete (its own steps stay, nothing else is touched)
     def test_sigterm_removes_nothing(self):

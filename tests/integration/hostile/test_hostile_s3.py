@@ -10,6 +10,8 @@ well inside its -T, and the test bounds every run with a timeout of its own:
   repeated token (the result file says failed), not a run that never ends;
 - user:password in AWS_ENDPOINT_URL or --s3-endpoint: in no message, not in the result file (its
   command line and the OMPI_ARGV of its environment);
+- --direct, --layout shared-file, --no-fsync, --export-to on an s3:// target: the engine refuses
+  each (exit 2, one line naming the flag and the engine) before any request;
 - --export-to with a HeadObject that stalls and --export-deadline 1: "export NOT finished" at the
   deadline, exit 0, the row kept (the watchdog does not end the run).
 """
@@ -168,6 +170,7 @@ class HostileS3(unittest.TestCase):
         doc = json.loads(text)
         self.assertEqual(doc["run"]["status"], "failed")
         self.assertEqual(doc["config"]["checkpoint"]["s3"]["endpoint"], s.url)
+        self.assertEqual(doc["config"]["backend"], "s3")  # the engine's name (issue 29 item 3)
         self.assertIn(s.url.replace("http://", "http://***@"), doc["run"]["command"])
         for where, what in (("stdout", p.stdout), ("stderr", p.stderr), ("result file", text)):
             self.assertNotIn(SECRET, what, where)
@@ -190,6 +193,28 @@ class HostileS3(unittest.TestCase):
         self.assertIn("--target s3://***@ckpt/x:", p.stderr)
         self.assertNotIn(SECRET, p.stdout + p.stderr)
 
+    def test_what_the_s3_engine_cannot_do_it_refuses_before_any_request(self):
+        """The engine refuses (exit 2, one line naming the flag and the engine), not the command line,
+        and before any request: the endpoint is a port nothing listens on, so a request would fail as
+        'no response' instead."""
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        base = ["--target", "s3://ckpt/x", "--shard-bytes", "8M", "--s3-endpoint", url, "-T", "20"]
+        cases = [
+            (["--direct"], "--direct: not for the s3 engine (no page cache to bypass)"),
+            (["--layout", "shared-file"], "--layout shared-file: not for the s3 engine (an object has one writer)"),
+            (["--no-fsync"], "--no-fsync: not for the s3 engine (an upload is durable when it completes)"),
+            (["--export-to", "s3://ckpt/y"],
+             "--export-to: for a POSIX --target, not the s3 engine's (it is already in S3)"),
+        ]
+        for extra, message in cases:
+            with self.subTest(flags=extra):
+                p, _ = self.checkpoint(base + extra, timeout=45)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(p.stderr.splitlines()[0], f"ccbench checkpoint: {message}")
+        self.assertEqual(list(self.d.iterdir()), [])  # no result file, nothing written here
+
     def test_a_stalled_head_object_ends_the_export_wait_at_its_deadline(self):
         s = self.server("stalled_head")
         target = self.d / "posix"
@@ -206,6 +231,7 @@ class HostileS3(unittest.TestCase):
         writes = [r for r in doc["results"] if r["op"] == "checkpoint_write"]
         self.assertEqual(len(writes), 1)
         self.assertFalse(writes[0]["export"]["finished"])
+        self.assertEqual((writes[0]["backend"], doc["config"]["backend"]), ("posix", "posix"))
         self.assertEqual(doc["run"]["status"], "complete")
         self.assertTrue((target / "step-000001" / "rank-00000.shard").exists())
         print(f"stalled HeadObject: exit 0 after {took:.1f} s", file=sys.stderr)

@@ -8,11 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -20,6 +22,7 @@
 #include "checkpoint/s3/export_watch.hpp"
 #include "checkpoint/s3/protocol.hpp"
 #include "checkpoint/s3/s3_storage.hpp"
+#include "checkpoint/step_store.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::checkpoint::s3 {
@@ -521,7 +524,7 @@ TEST(S3Safety, TheExportWaitEndsAtItsDeadlineWhenHeadObjectStalls) {
 }
 
 // An object store in memory, shared by the runs' clients: PUT (If-None-Match: * checked when
-// `checks_condition`), DELETE, ListObjectsV2 with a delimiter (one page).
+// `checks_condition`), DELETE, HEAD, GET of a whole object, ListObjectsV2 with a delimiter (one page).
 struct Bucket {
   std::mutex mutex;
   std::map<std::string, std::string> objects;
@@ -584,6 +587,13 @@ class BucketServer final : public HttpClient {
       }
       for (const auto& p : prefixes) r.body += "<CommonPrefixes><Prefix>" + p + "</Prefix></CommonPrefixes>";
       r.body += "</ListBucketResult>";
+    } else if ((q.method == "HEAD" || q.method == "GET") && b_.objects.count(key) > 0) {
+      const std::string& object = b_.objects[key];
+      r.headers = {{"content-length", std::to_string(object.size())}, {"etag", "\"e\""}};
+      if (q.method == "GET" && q.into != nullptr) {
+        r.received_bytes = std::min(q.into_bytes, object.size());
+        std::copy_n(object.data(), r.received_bytes, q.into);
+      }
     } else {
       r.status = 404;
     }
@@ -639,6 +649,99 @@ TEST(S3Safety, WithoutConditionalCreatesEachRunNamesItsStepsUniquely) {
   EXPECT_EQ(next.rfind("step-000002-", 0), 0U) << next;
   EXPECT_THROW(second->remove_tree("s3://ckpt/run/" + a), StorageError);
   EXPECT_EQ(b.objects.count("run/" + a + "/rank-00000.shard"), 1U);
+}
+
+std::string s3_manifest(int step, const std::string& run) {
+  return nlohmann::json{{"tool", kManifestTool},
+                        {"version", kManifestVersion},
+                        {"run", run},
+                        {"step", step},
+                        {"trial", 0},
+                        {"seed", 1},
+                        {"shard_bytes", 4096},
+                        {"shards", {{{"writer", 0}}}},
+                        {"files", {shard_name(0)}}}
+      .dump();
+}
+
+// A committed step as the S3 engine leaves it: the shard and the manifest under the claimed name.
+void s3_step(Bucket& b, const std::string& name, int step, const std::string& run) {
+  b.objects["run/" + name + "/" + shard_name(0)] = "shard";
+  b.objects["run/" + name + "/" + kManifestName] = s3_manifest(step, run);
+}
+
+TEST(S3Steps, ListingKeepAndRemovalGoThroughTheEngineAndTouchOnlyThisRunsSteps) {
+  Bucket b;
+  auto first = run_on(b), second = run_on(b);
+  const std::string target = "s3://ckpt/run";
+  ASSERT_EQ(first->claim_step(target, 1), "step-000001");
+  s3_step(b, "step-000001", 1, "111");
+  ASSERT_EQ(second->claim_step(target, 2), "step-000002");
+  s3_step(b, "step-000002", 2, "222");
+  ASSERT_EQ(second->claim_step(target, 3), "step-000003");
+  s3_step(b, "step-000003", 3, "222");
+  b.objects["run/step-000009/" + std::string(kManifestName)] = "{}";  // not ccbench's: never a step
+
+  // Every run lists (and, for --phases read, reads) every committed step in the prefix.
+  const auto all = committed_steps(*second, target);
+  ASSERT_EQ(all.size(), 3U);
+  EXPECT_EQ(all[0].path, "s3://ckpt/run/step-000001");
+  EXPECT_EQ(all[0].manifest.run, "111");
+  EXPECT_EQ(all[2].manifest.files, std::vector<std::string>{"rank-00000.shard"});
+  // --keep 1 of the second run: its older step only, never the first run's.
+  const auto over = steps_over_keep(*second, target, 1);
+  ASSERT_EQ(over.size(), 1U);
+  EXPECT_EQ(over[0].path, "s3://ckpt/run/step-000002");
+  EXPECT_EQ(second->remove_step(all[0]),
+            "kept s3://ckpt/run/step-000001: this run did not create that step (its objects may be another run's)");
+  EXPECT_EQ(b.objects.count("run/step-000001/rank-00000.shard"), 1U);
+  const Removal done = remove_steps(*second, over);
+  EXPECT_EQ(done.removed, std::vector<std::string>{"step-000002"});
+  for (const auto& [k, v] : b.objects) EXPECT_EQ(k.rfind("run/step-000002/", 0), std::string::npos) << k;
+  // A user's object inside the run's own step keeps it; the manifest went first, the listed shard too.
+  b.objects["run/step-000003/notes.txt"] = "a user's";
+  EXPECT_EQ(remove_steps(*second, own_steps(*second, target, "222", {"s3://ckpt/run/step-000003"})).kept,
+            std::vector<std::string>{"kept s3://ckpt/run/step-000003: it holds objects its manifest does not list"});
+  std::vector<std::string> left;
+  for (const auto& [k, v] : b.objects) left.push_back(k);
+  const std::vector<std::string> expect = {"run/step-000001/ccbench-claim", "run/step-000001/ccbench-manifest.json",
+                                           "run/step-000001/rank-00000.shard", "run/step-000003/notes.txt",
+                                           "run/step-000009/ccbench-manifest.json"};
+  EXPECT_EQ(left, expect);
+}
+
+TEST(S3Steps, RunUniqueStepNamesAreStepsOfTheirNumber) {
+  Bucket b;
+  b.checks_condition = false;
+  auto run = run_on(b);
+  const std::string name = run->claim_step("s3://ckpt/run", 1);
+  ASSERT_EQ(name.size(), std::string("step-000001-0123456789abcdef").size()) << name;
+  s3_step(b, name, 1, "333");
+  EXPECT_EQ(run->committed_step_of(name), 1);
+  EXPECT_EQ(run->committed_step_of("step-000001"), 1);
+  EXPECT_EQ(run->committed_step_of("step-000001-mine"), -1);  // not a run token: a user's
+  EXPECT_EQ(run->committed_step_of("step-0000001"), -1);
+  const auto steps = committed_steps(*run, "s3://ckpt/run");
+  ASSERT_EQ(steps.size(), 1U);
+  EXPECT_EQ(steps[0].path, "s3://ckpt/run/" + name);
+  EXPECT_EQ(steps[0].manifest.run, "333");
+}
+
+TEST(S3Steps, TheEngineRefusesWhatObjectsCannotDoNamingTheFlagAndTheEngine) {
+  Bucket b;
+  auto run = run_on(b);
+  EXPECT_EQ(run->engine(), checkpoint::Engine::s3);
+  EXPECT_EQ(run->refuses({.shared_file = true}),
+            "--layout shared-file: not for the s3 engine (an object has one writer)");
+  EXPECT_EQ(run->refuses({.direct = true}), "--direct: not for the s3 engine (no page cache to bypass)");
+  EXPECT_EQ(run->refuses({.fsync = false}),
+            "--no-fsync: not for the s3 engine (an upload is durable when it completes)");
+  EXPECT_EQ(run->refuses({.export_to = true}),
+            "--export-to: for a POSIX --target, not the s3 engine's (it is already in S3)");
+  // 64 MiB parts (the default): 10,000 of them hold 655,360 MiB; one byte more is refused.
+  EXPECT_EQ(run->refuses({.shard_bytes = 10000ULL * (64ULL << 20)}), "");
+  EXPECT_EQ(run->refuses({.shard_bytes = 10000ULL * (64ULL << 20) + 4096}).rfind("--part-size: ", 0), 0U);
+  EXPECT_EQ(run->refuses({}), "");
 }
 
 // A server that answers every listing "truncated, continue with the same token" (or with none);

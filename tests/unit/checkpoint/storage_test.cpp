@@ -32,7 +32,7 @@ struct TempDir {
 
 TEST(PosixStorage, WriteSyncReadRenameAndEvict) {
   TempDir dir;
-  auto storage = make_storage(dir.path.string());
+  auto storage = open_storage(dir.path.string());
   const ShardData data(7, 0, 1, 1 << 20, 256 << 10);
   const std::string partial = (dir.path / partial_name(1, "x")).string();
   storage->make_dir(partial);
@@ -67,7 +67,7 @@ TEST(PosixStorage, WriteSyncReadRenameAndEvict) {
 
 TEST(PosixStorage, ErrorsCarryErrnoCallPathAndOffset) {
   TempDir dir;
-  auto storage = make_storage(dir.path.string());
+  auto storage = open_storage(dir.path.string());
   try {
     storage->open((dir.path / "missing" / "f").string(), OpenFor::read, {});
     FAIL();
@@ -89,13 +89,13 @@ TEST(PosixStorage, ErrorsCarryErrnoCallPathAndOffset) {
     EXPECT_EQ(e.offset(), 8192U);
     EXPECT_STREQ(e.what(), "write /dev/full at offset 8192: No space left on device (ENOSPC)");
   }
-  EXPECT_THROW(make_storage("gs://bucket/x"), UsageError);
+  EXPECT_THROW(open_storage("gs://bucket/x"), UsageError);
 }
 
 TEST(PosixStorage, DirectFallsBackWhereRefused) {
   if (!fs::exists("/dev/shm") || filesystem_type("/dev/shm") != "tmpfs") GTEST_SKIP() << "no tmpfs at /dev/shm";
   TempDir dir("/dev/shm");
-  auto storage = make_storage(dir.path.string());
+  auto storage = open_storage(dir.path.string());
   auto f = storage->open((dir.path / "d").string(), OpenFor::create_write, {.direct = true});
   // tmpfs refuses O_DIRECT before Linux 6.6 and takes it since.
   if (f->direct()) {
