@@ -539,8 +539,15 @@ int run_checkpoint(ControlChannel& ch, RunEnding& ending, int argc, char** argv,
   }
   if (const std::string e = ch.broadcast(output_error); !e.empty()) return usage(e);
 
+  // The set-up is over (it was watched since the flags); the trials have their own watchdog, whose
+  // ending finishes the file. The ending forgets the writer and peer table before they go.
+  ending.setup_done();
   ending.set_peers(&peers);
   ending.add_writer(writer.get());
+  struct ForgetAtReturn {
+    RunEnding& ending;
+    ~ForgetAtReturn() { ending.forget(); }
+  } forget_at_return{ending};
   Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) { ending.end(event); });
   watchdog.set_trial_offset(-1);  // the watchdog counts trials from 1; the table and rows from 0
   Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
@@ -830,8 +837,11 @@ int checkpoint_entry(measure::Frame& frame) {
   } catch (const UsageError& e) {
     return frame.usage_error(e.what());
   }
+  // The set-up (storage probes, free space, memory bandwidth, the steps already there) is watched:
+  // a hang there is exit 3.
+  frame.ending().arm_setup(config.timeout_s);
   const int exit = run_checkpoint(frame.channel(), frame.ending(), frame.argc(), frame.argv(), config, opt);
-  frame.ending().forget();  // the writer and the peer table went with run_checkpoint
+  frame.ending().setup_done();  // an exit 2 before the trials returns with it armed
   return exit;
 }
 

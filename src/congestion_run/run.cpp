@@ -300,6 +300,13 @@ MakeBackend registry_backends() {
 
 int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
                    const Layout& layout, const Describe& describe, Printer& printer, const MakeBackend& make_backend) {
+  // The set-up (every set's channel and backend, the peer table, the files) is watched: a hang
+  // there is exit 3, not a held allocation. The phase loop has its own watchdog.
+  ending.arm_setup(config.timeout_s);
+  struct SetupDoneAtReturn {
+    RunEnding& ending;
+    ~SetupDoneAtReturn() { ending.setup_done(); }
+  } setup_done_at_return{ending};
   Instruments in;
   try {
     in = set_up_instruments(world, config, opt, layout, make_backend);
@@ -314,6 +321,7 @@ int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& co
   if (const std::string error = open_files(world, config, opt, layout, in, describe, header, writers); !error.empty()) {
     return usage(world, error);
   }
+  ending.setup_done();
   PhaseRun run(world, ending, config, opt, layout, in, peers, writers, header, printer);
   return run.run();
 }

@@ -36,7 +36,9 @@ int run_measuring_command(const MeasuringCommand& command, int argc, char** argv
   {
     MpiChannel channel = MpiChannel::init_world(argc, argv);
     Frame frame(channel, "ccbench " + std::string(command.name), argc, argv);
-    code = command.run(frame);
+    // What a command's set-up throws past its own checks ends through the ladder too (a failed
+    // peer: 4, anything else: 2), never std::terminate.
+    code = frame.ending().guard([&] { return command.run(frame); }, [] { return std::string("set-up"); });
   }  // every channel and watchdog goes before MPI_Finalize
   return MpiChannel::finalize(code);
 }

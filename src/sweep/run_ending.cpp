@@ -61,18 +61,16 @@ std::vector<ResultWriter*> RunEnding::writers() {
   return writers_;
 }
 
-void RunEnding::arm_setup(double timeout_s, double floor_s) {
+void RunEnding::arm_setup(double timeout_s) {
   // Setup has collectives too (agreement, the peer table, a backend's own init such as NCCL's): a
   // dead link or a stopped peer must end the run, not hang it. Nothing is measured yet, so the
-  // handler only says where and exits 3. The deadline is at least floor_s, since -T is sized for
+  // handler only says where and exits 3. The deadline is at least the floor, since -T is sized for
   // one collective and a large job's set-up takes longer than that.
   setup_watchdog_.reset();
-  setup_watchdog_.emplace(setup_watchdog_s(timeout_s, floor_s), [this](const Watchdog::Event& event) {
+  setup_watchdog_.emplace(setup_watchdog_s(timeout_s, setup_floor_s_), [this](const Watchdog::Event& event) {
     std::fprintf(stderr, "%s: rank %d: %s (before the first measurement)\n", command_.c_str(), rank_,
                  event.message.c_str());
-    std::fflush(stderr);
-    exit_(event.exit_code);
-    std::_Exit(event.exit_code);  // an Exit that returned
+    exit_process(event.exit_code);
   });
   setup_watchdog_->arm(Phase::setup);
 }

@@ -68,10 +68,12 @@ class RunEnding {
   void forget();
 
   // The set-up watchdog: from arm_setup() to setup_done() a step that does not return within
-  // max(timeout_s, floor_s) ends the rank with exit 3 ("... (before the first measurement)");
-  // nothing is measured yet, so nothing is saved.
-  void arm_setup(double timeout_s, double floor_s = kSetupTimeoutFloorS);
+  // max(timeout_s, the floor) ends the process with exit 3 ("... (before the first measurement)";
+  // a thread stuck in a collective cannot be ended alone); nothing is measured yet, so nothing is
+  // saved. The floor is kSetupTimeoutFloorS unless set (tests lower it).
+  void arm_setup(double timeout_s);
   void setup_done();
+  void set_setup_floor_s(double floor_s) { setup_floor_s_ = floor_s; }
 
   // A hang or a signal (the watchdog's handler) or a failed peer: saves and ends. A dead peer that
   // rank 0 sees on its host turns any of them into exit 4.
@@ -91,6 +93,7 @@ class RunEnding {
   int rank_;
   Exit exit_;
   std::chrono::milliseconds peer_wait_;
+  double setup_floor_s_ = kSetupTimeoutFloorS;
   std::mutex mutex_;  // writers_ and last_step_
   std::vector<ResultWriter*> writers_;
   LastStep last_step_;

@@ -126,7 +126,7 @@ std::string RunSession::check_memory(const Backend& backend, const Plan& plan) {
 int RunSession::run() {
   // Set-up has collectives too (agreement, the peer table, a backend's own init): the ending's
   // set-up watchdog ends a hang there in exit 3.
-  ending_.arm_setup(config_.timeout_s, hooks_.setup_timeout_floor_s);
+  ending_.arm_setup(config_.timeout_s);
   struct SetupDoneAtReturn {
     RunEnding& ending;
     ~SetupDoneAtReturn() { ending.setup_done(); }

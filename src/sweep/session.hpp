@@ -36,8 +36,6 @@ struct SessionHooks {
   // Whether the watchdog's -T covers allocate() (fabric: it exchanges RMA keys with the peer and
   // can hang). Off for run: touching gigabytes of buffers is slow on a busy host, not a hang.
   bool watch_allocate = false;
-  // The set-up's deadline is max(-T, this) (tests lower it).
-  double setup_timeout_floor_s = kSetupTimeoutFloorS;
   // Creates this rank's backend (every rank). A hook with several steps that can fail on some
   // ranks only agrees after each (agree_or_throw); a plain exception is agreed by the session.
   std::function<std::unique_ptr<Backend>(ControlChannel&)> make_backend;

@@ -4,9 +4,11 @@
 // with the agreed codes, and rank 0's finished phase keeps its rows, the summary saying how it ended.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "../sweep/fake_backend.hpp"
 #include "congestion/layout.hpp"
@@ -162,6 +164,41 @@ TEST(CongestionRun, AnErrorOnRankZeroFinishesEveryFileAsFailed) {
   const nlohmann::json summary = read_json(dir.path() / "c.impact.json");
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_EQ(summary["exit_code"], exit_code::usage);
+}
+
+// A set-up that never returns (a congestor's backend init waiting on a dead peer) ends the
+// process in exit 3 within max(-T, the floor), naming where (the death test's child runs it).
+TEST(CongestionRunDeathTest, HangDuringSetUpIsExitThree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto hang_in_set_up = [] {
+    TempDir dir("ccbench_congestion_run_test");
+    const fs::path json = dir.path() / "c.json";
+    RunConfig config;
+    config.timeout_s = 0.5;
+    config.json_path = json.string();
+    CongestionOptions opt;
+    opt.layout.measured_hosts = 1;
+    opt.layout.patterns = {congestion::Pattern::alltoall};
+    const Layout layout = congestion::make_layout({0, 0, 1, 1}, opt.layout);
+    SilentPrinter printer;
+    const congestion_run::MakeBackend make = [](std::string_view, const BackendOptions& options) {
+      if (options.channel->rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(30));
+      return std::unique_ptr<Backend>(std::make_unique<FakeBackend>());
+    };
+    const congestion_run::Describe describe = [](const RunConfig&, ControlChannel&, const Backend&, const Plan&) {
+      return ResultFile{};
+    };
+    run_ranks(
+        4,
+        [&](measure::Frame& frame) {
+          frame.ending().set_setup_floor_s(0.0);
+          return congestion_run::run_congestion(frame.channel(), frame.ending(), config, opt, layout, describe, printer,
+                                                make);
+        },
+        "ccbench congestion");
+  };
+  EXPECT_EXIT(hang_in_set_up(), ::testing::ExitedWithCode(exit_code::timeout),
+              "ccbench congestion: rank [0-3]: .*before the first measurement");
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ Outcome run_session(const RunConfig& config, std::function<void(FakeBackend&)> s
   LocalChannel channel;
   RunEnding ending("ccbench test", channel.rank());
   SessionHooks hooks;
-  hooks.setup_timeout_floor_s = setup_floor_s;
+  ending.set_setup_floor_s(setup_floor_s);
   hooks.make_backend = [setup](ControlChannel&) -> std::unique_ptr<Backend> {
     auto backend = std::make_unique<FakeBackend>();
     backend->final = {{"fake_counter", 7}};
@@ -123,7 +123,7 @@ TEST(RunSessionDeathTest, HangDuringSetUpIsExitThree) {
     LocalChannel channel;
     RunEnding ending("ccbench test", channel.rank());
     SessionHooks hooks;
-    hooks.setup_timeout_floor_s = 0.0;
+    ending.set_setup_floor_s(0.0);
     hooks.make_backend = [](ControlChannel&) -> std::unique_ptr<Backend> {
       std::this_thread::sleep_for(std::chrono::seconds(30));
       return std::make_unique<FakeBackend>();
