@@ -8,6 +8,7 @@
 #include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -115,6 +116,9 @@ struct Rung {
   std::string status;
 };
 
+// How a rung shows in the test's name and messages (not its bytes, which hold addresses).
+void PrintTo(const Rung& rung, std::ostream* out) { *out << rung.status << " exit " << rung.event.exit_code; }
+
 class FrameRungs : public ::testing::TestWithParam<Rung> {};
 
 TEST_P(FrameRungs, SaveTheRowsWithTheRungsStatusThenRunTheLastStep) {
@@ -146,11 +150,16 @@ TEST_P(FrameRungs, SaveTheRowsWithTheRungsStatusThenRunTheLastStep) {
   EXPECT_NE(err.find("ccbench test: rank 0: " + rung.event.message), std::string::npos) << err;
 }
 
+std::string rung_name(const ::testing::TestParamInfo<Rung>& rung_info) {
+  return rung_info.param.status + "_exit" + std::to_string(rung_info.param.event.exit_code);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ladder, FrameRungs,
                          ::testing::Values(Rung(exit_code::timeout, 0, "no progress for 1 s in allreduce (sample)",
                                                 "incomplete"),
                                            Rung(128 + SIGINT, SIGINT, "interrupted by SIGINT", "interrupted"),
-                                           Rung(128 + SIGTERM, SIGTERM, "interrupted by SIGTERM", "interrupted")));
+                                           Rung(128 + SIGTERM, SIGTERM, "interrupted by SIGTERM", "interrupted")),
+                         rung_name);
 
 TEST(Frame, UsageErrorsAreAgreedAndPrintedOnceByRankZero) {
   ::testing::internal::CaptureStderr();
