@@ -11,7 +11,6 @@
 #include <limits>
 #include <optional>
 
-#include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/host_load_note.hpp"
 #include "sweep/console_reporter.hpp"
