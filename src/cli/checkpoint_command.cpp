@@ -3,8 +3,8 @@
 // each host's first rank, when the target is node-local) commits the step: a manifest, the rename
 // of the partial step directory into place and an fsync of the parent. After a cache drop (the
 // first rung of the ladder that works, recorded) every shard is read back and verified. The pure
-// parts are src/checkpoint/; this file runs them over MPI with the sweep's watchdog, result writer
-// and ending ladder.
+// parts are src/checkpoint/; this file runs them over the control channel in the measuring frame
+// (measure/frame.hpp) with the sweep's watchdog, result writer and the frame's ending ladder.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -34,18 +34,16 @@
 #include "cli/checkpoint_options.hpp"
 #include "cli/checkpoint_rows.hpp"
 #include "cli/checkpoint_tiered.hpp"
-#include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 #include "model/workload.hpp"
-#include "sweep/mpi_channel.hpp"
+#include "measure/frame.hpp"
+#include "sweep/channel.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/rank_hosts.hpp"
 #include "sweep/result_writer.hpp"
-#include "sweep/run_ending.hpp"
 #include "sweep/watchdog.hpp"
-#include "system/host_info.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -64,8 +62,8 @@ enum class CacheDrop : int { o_direct, remote, drop_caches, fadvise, other_node,
 constexpr const char* kCacheDropNames[] = {"o_direct", "remote", "drop_caches", "fadvise", "other_node", "warm"};
 
 struct World {
-  explicit World(MpiChannel& channel) : ch(channel) {}
-  MpiChannel& ch;
+  explicit World(ControlChannel& channel) : ch(channel) {}
+  ControlChannel& ch;
   int rank = 0;
   int size = 1;
   std::vector<std::string> hosts;  // every rank's host, on every rank
@@ -259,7 +257,7 @@ PhaseRun tiered_write(Run& run, Run& local, const std::string& tier_dir, const s
 
 // The hosts' memory-copy bandwidth, GB/s summed over ranks copying at once (the plausibility
 // bound for a tier that is really the page cache). Before the first trial, outside any timing.
-double memory_gbps(MpiChannel& ch) {
+double memory_gbps(ControlChannel& ch) {
   constexpr std::size_t kBytes = 32ULL << 20;
   AlignedBuffer a = AlignedBuffer::allocate(kBytes), b = AlignedBuffer::allocate(kBytes);
   std::memset(a.get(), 1, kBytes);
@@ -369,12 +367,9 @@ std::string remove_partial(Storage& storage, const std::string& partial) {
   }
 }
 
-int checkpoint_main(int argc, char** argv);
-
-const bool registered = register_command({"checkpoint", measuring_summary("checkpoint"), &checkpoint_main});
-
 // Set up, trials, ending. Every channel object is gone before the caller's MPI_Finalize.
-int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, CheckpointOptions& opt) {
+int run_checkpoint(ControlChannel& ch, RunEnding& ending, int argc, char** argv, RunConfig& config,
+                   CheckpointOptions& opt) {
   World w(ch);
   w.rank = ch.rank();
   w.size = ch.size();
@@ -544,9 +539,16 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   }
   if (const std::string e = ch.broadcast(output_error); !e.empty()) return usage(e);
 
-  Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) {
-    end_run(kCommand, event, w.rank, writer.get(), peers, nullptr);
-  });
+  // The set-up is over (it was watched since the flags); the trials have their own watchdog, whose
+  // ending finishes the file. The ending forgets the writer and peer table before they go.
+  ending.setup_done();
+  ending.set_peers(&peers);
+  ending.add_writer(writer.get());
+  struct ForgetAtReturn {
+    RunEnding& ending;
+    ~ForgetAtReturn() { ending.forget(); }
+  } forget_at_return{ending};
+  Watchdog watchdog(config.timeout_s, [&](const Watchdog::Event& event) { ending.end(event); });
   watchdog.set_trial_offset(-1);  // the watchdog counts trials from 1; the table and rows from 0
   Run run{w, config, opt, plan, *storage, watchdog, run_id, plan.writer_index(w.rank)};
   // --tiered: the local tier is POSIX; the drain writes through the target's engine.
@@ -776,14 +778,8 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
       }
       watchdog.disarm();
     }
-  } catch (const PeerFailure& e) {
-    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, w.rank, writer.get(), peers,
-            nullptr);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: rank %d: %s during %s\n", kCommand, w.rank, e.what(), watchdog.describe().c_str());
-    if (w.rank == 0 && writer != nullptr) writer->finish("failed", exit_code::usage, std::string(e.what()));
-    std::fflush(stdout);
-    std::_Exit(exit_code::usage);
+  } catch (const std::exception&) {
+    ending.end_current_exception(watchdog.describe());
   }
   watchdog.disarm();
   if (!tier_dir.empty()) fs::remove(tier_dir, ec);  // empty once every shard drained; else kept, with them
@@ -812,20 +808,22 @@ int run_checkpoint(MpiChannel& ch, int argc, char** argv, RunConfig& config, Che
   return exit;
 }
 
-int checkpoint_main(int argc, char** argv) {
-  Watchdog::block_termination_signals();
-  system::environment_at_startup();
-  MpiChannel ch = MpiChannel::init_world(argc, argv);
+}  // namespace
+
+int checkpoint_entry(measure::Frame& frame) {
   RunConfig config;
   CheckpointOptions opt;
   try {
-    if (!parse_checkpoint_options(argc, argv, config, opt, ch.is_root())) return MpiChannel::finalize(exit_code::ok);
+    if (!parse_checkpoint_options(frame.argc(), frame.argv(), config, opt, frame.is_root())) return exit_code::ok;
   } catch (const UsageError& e) {
-    if (ch.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, e.what());
-    return MpiChannel::finalize(exit_code::usage);
+    return frame.usage_error(e.what());
   }
-  return MpiChannel::finalize(run_checkpoint(ch, argc, argv, config, opt));
+  // The set-up (storage probes, free space, memory bandwidth, the steps already there) is watched:
+  // a hang there is exit 3.
+  frame.ending().arm_setup(config.timeout_s);
+  const int exit = run_checkpoint(frame.channel(), frame.ending(), frame.argc(), frame.argv(), config, opt);
+  frame.ending().setup_done();  // an exit 2 before the trials returns with it armed
+  return exit;
 }
 
-}  // namespace
 }  // namespace ccbench::cli

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/parse_flags.hpp"
 #include "cli/run_metadata.hpp"
@@ -25,11 +24,9 @@
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
-#include "sweep/mpi_channel.hpp"
+#include "measure/frame.hpp"
 #include "sweep/rank_hosts.hpp"
 #include "sweep/session_flags.hpp"
-#include "sweep/watchdog.hpp"
-#include "system/host_info.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -208,28 +205,26 @@ class ConsolePrinter final : public congestion_run::Printer {
   void flush() override { std::fflush(stdout); }
 };
 
-int congestion_main(int argc, char** argv) {
-  Watchdog::block_termination_signals();
-  system::environment_at_startup();
-  MpiChannel world = MpiChannel::init_world(argc, argv);
-  const auto usage = [&](const std::string& message) {
-    if (world.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
-    return MpiChannel::finalize(exit_code::usage);
-  };
+}  // namespace
 
+int congestion_entry(measure::Frame& frame) {
+  ControlChannel& world = frame.channel();
+  const int argc = frame.argc();
+  char** const argv = frame.argv();
   RunConfig config;
   CongestionOptions opt;
   try {
-    if (!parse_options(argc, argv, config, opt, world.is_root())) return MpiChannel::finalize(exit_code::ok);
+    if (!parse_options(argc, argv, config, opt, world.is_root())) return exit_code::ok;
   } catch (const UsageError& e) {
-    return usage(e.what());
+    return frame.usage_error(e.what());
   }
 
   // A job smaller than one host of --ranks-per-host ranks would be one partial host, and the layout
   // would blame the measured set instead (every rank the same answer, so one line).
   if (opt.ranks_per_host > world.size()) {
-    return usage(fmt::format("--ranks-per-host {}: the job has {} rank{}, fewer than one host of {}",
-                             opt.ranks_per_host, world.size(), world.size() == 1 ? "" : "s", opt.ranks_per_host));
+    return frame.usage_error(fmt::format("--ranks-per-host {}: the job has {} rank{}, fewer than one host of {}",
+                                         opt.ranks_per_host, world.size(), world.size() == 1 ? "" : "s",
+                                         opt.ranks_per_host));
   }
   // Every rank learns every rank's host and makes the same layout (or the same error).
   const std::vector<std::string> hostnames = every_rank_hostname(world);
@@ -238,7 +233,7 @@ int congestion_main(int argc, char** argv) {
     layout = make_layout(host_indexes(hostnames, opt.ranks_per_host), opt.layout);
     check_sizes(config, opt, layout);
   } catch (const UsageError& e) {
-    return usage(e.what());
+    return frame.usage_error(e.what());
   }
   const auto describe = [&](const RunConfig& c, ControlChannel& channel, const Backend& backend, const Plan& plan) {
     ResultFile file = describe_run(c, channel, backend, plan, argc, argv);
@@ -247,10 +242,7 @@ int congestion_main(int argc, char** argv) {
     return file;
   };
   ConsolePrinter printer;
-  return MpiChannel::finalize(congestion_run::run_congestion(world, config, opt, layout, describe, printer));
+  return congestion_run::run_congestion(world, frame.ending(), config, opt, layout, describe, printer);
 }
 
-const bool registered = register_command({"congestion", measuring_summary("congestion"), &congestion_main});
-
-}  // namespace
 }  // namespace ccbench::cli

@@ -2,8 +2,8 @@
 // channel only bootstraps (endpoint names, RMA keys) and aggregates; every measured byte goes
 // through libfabric. The measuring is `ccbench run`'s run session (sweep/session.hpp) with the
 // libfabric backend from the registry and the fabric section in the header.
-#include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
+#include "measure/frame.hpp"
 
 #ifdef CCBENCH_HAVE_LIBFABRIC
 
@@ -21,9 +21,7 @@
 #include "fabric/fabric_options.hpp"
 #include "fabric/providers.hpp"
 #include "sweep/console_reporter.hpp"
-#include "sweep/mpi_channel.hpp"
 #include "sweep/session.hpp"
-#include "sweep/watchdog.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -85,29 +83,26 @@ std::string duration_line(const Plan& plan, const RunConfig& run) {
   return line + (show_progress(run) ? "\n" : "; --progress always prints a line per test with the time left\n");
 }
 
-int fabric_main(int argc, char** argv) {
-  if (fabric::wants_provider_list(argc, argv)) {
-    std::fputs(fabric::format_provider_list(fabric::query_providers()).c_str(), stdout);
-    return exit_code::ok;
+}  // namespace
+
+std::optional<int> fabric_before_mpi(int argc, char** argv) {
+  if (!fabric::wants_provider_list(argc, argv)) return std::nullopt;
+  std::fputs(fabric::format_provider_list(fabric::query_providers()).c_str(), stdout);
+  return exit_code::ok;
+}
+
+int fabric_entry(measure::Frame& frame) {
+  ControlChannel& channel = frame.channel();
+  FabricConfig config;
+  try {
+    if (!fabric::parse_fabric_options(frame.argc(), frame.argv(), config, channel.is_root())) return exit_code::ok;
+  } catch (const UsageError& e) {
+    return frame.usage_error(e.what());
   }
 
-  Watchdog::block_termination_signals();  // before MPI_Init: MPI's threads inherit the mask
-  MpiChannel channel = MpiChannel::init_world(argc, argv);
-
-  FabricConfig config;
   SessionHooks hooks;
-  hooks.command = "ccbench fabric";
   hooks.wrong_unit = "bytes";
   hooks.watch_allocate = true;  // allocate() swaps RMA keys with the peer
-  RunSession session(channel, config.run, hooks);
-  try {
-    if (!fabric::parse_fabric_options(argc, argv, config, channel.is_root())) {
-      return MpiChannel::finalize(exit_code::ok);
-    }
-  } catch (const UsageError& e) {
-    return MpiChannel::finalize(session.usage_error(e.what()));
-  }
-
   hooks.make_backend = [&config](ControlChannel& ch) {
     BackendOptions options;
     options.channel = &ch;
@@ -124,8 +119,8 @@ int fabric_main(int argc, char** argv) {
         config.run.timeout_s > 0 ? std::min(config.run.timeout_s, 30.0) : 30.0, options.setup_watchdog_s);
     return make_backend("libfabric", options);
   };
-  hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config.run, ch, backend, plan, argc, argv);
+  hooks.describe = [&config, &frame](ControlChannel& ch, const Backend& backend, const Plan& plan) {
+    return describe_run(config.run, ch, backend, plan, frame.argc(), frame.argv());
   };
   hooks.adjust_header = [&config](ResultFile& header, const Backend& backend) {
     describe_fabric_run(header, config, static_cast<const FabricBackend&>(backend));
@@ -137,35 +132,28 @@ int fabric_main(int argc, char** argv) {
                                              stderr, /*point_to_point=*/true);
   };
   hooks.notes = [](const Backend& backend) { return static_cast<const FabricBackend&>(backend).notes(); };
-  return MpiChannel::finalize(RunSession(channel, config.run, std::move(hooks)).run());
+  return RunSession(channel, config.run, std::move(hooks), frame.ending()).run();
 }
 
-}  // namespace
 }  // namespace ccbench::cli
 
 #else  // no libfabric
 
 #include <cstdio>
 
-namespace ccbench::cli {
-namespace {
+#include "core/error.hpp"
 
-int fabric_main(int, char**) {
+namespace ccbench::cli {
+
+std::optional<int> fabric_before_mpi(int, char**) {
   std::fprintf(stderr,
                "ccbench fabric: this ccbench was built without libfabric (install libfabric-dev and configure with "
                "-DCCBENCH_WITH_LIBFABRIC=ON)\n");
-  return 2;
+  return exit_code::usage;
 }
 
-}  // namespace
+int fabric_entry(measure::Frame&) { return exit_code::usage; }  // fabric_before_mpi has ended it
+
 }  // namespace ccbench::cli
 
 #endif
-
-namespace ccbench::cli {
-namespace {
-
-const bool registered = register_command({"fabric", measuring_summary("fabric"), &fabric_main});
-
-}  // namespace
-}  // namespace ccbench::cli

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "backends/backend.hpp"
-#include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
 #include "core/output_folders.hpp"
@@ -122,7 +121,9 @@ int info_main(int argc, char** argv) {
   return channel ? MpiChannel::finalize(rc) : rc;
 }
 
-const bool registered = register_command({"info", measuring_summary("info"), &info_main});
-
 }  // namespace
+
+// info needs no frame: it measures nothing, and starts MPI itself only under a launcher.
+std::optional<int> info_before_mpi(int argc, char** argv) { return info_main(argc, argv); }
+
 }  // namespace ccbench::cli

@@ -46,7 +46,7 @@ int exec_measure(int argc, char** argv) {
 }
 
 const bool registered = [] {
-  for (const auto& c : kMeasuringCommands) register_command({c.name, c.summary, &exec_measure});
+  for (const auto& c : measuring_commands()) register_command({c.name, c.summary, &exec_measure});
   return true;
 }();
 

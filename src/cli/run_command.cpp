@@ -2,35 +2,26 @@
 // (sweep/session.hpp) the collective backend from the registry and the run's header; the session
 // does the rest. None of the measuring happens here.
 #include "backends/backend.hpp"
-#include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
-#include "sweep/mpi_channel.hpp"
+#include "measure/frame.hpp"
 #include "sweep/session.hpp"
-#include "sweep/watchdog.hpp"
-#include "system/host_info.hpp"
 
 namespace ccbench::cli {
-namespace {
 
-int run_main(int argc, char** argv) {
-  Watchdog::block_termination_signals();  // before MPI_Init: MPI's threads inherit the mask
-  system::environment_at_startup();       // before the backend sets variables of its own
-  MpiChannel channel = MpiChannel::init_world(argc, argv);
-
+int run_entry(measure::Frame& frame) {
+  ControlChannel& channel = frame.channel();
   RunConfig config;
-  SessionHooks hooks;
-  hooks.command = "ccbench run";
-  RunSession session(channel, config, hooks);  // reads `config` when run
   try {
-    if (!parse_run_options(argc, argv, config, channel.is_root())) return MpiChannel::finalize(exit_code::ok);
+    if (!parse_run_options(frame.argc(), frame.argv(), config, channel.is_root())) return exit_code::ok;
   } catch (const UsageError& e) {
-    return MpiChannel::finalize(session.usage_error(e.what()));
+    return frame.usage_error(e.what());
   }
 
+  SessionHooks hooks;
   hooks.make_backend = [&config](ControlChannel& ch) {
     BackendOptions options;
     options.path = config.nccl_path;
@@ -44,13 +35,10 @@ int run_main(int argc, char** argv) {
       options.group_color = groups::make_layout(config.groups, ch.size()).group_of(ch.rank());
     return make_backend(config.backend, options);
   };
-  hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config, ch, backend, plan, argc, argv);
+  hooks.describe = [&config, &frame](ControlChannel& ch, const Backend& backend, const Plan& plan) {
+    return describe_run(config, ch, backend, plan, frame.argc(), frame.argv());
   };
-  return MpiChannel::finalize(RunSession(channel, config, std::move(hooks)).run());
+  return RunSession(channel, config, std::move(hooks), frame.ending()).run();
 }
 
-const bool registered = register_command({"run", measuring_summary("run"), &run_main});
-
-}  // namespace
 }  // namespace ccbench::cli

@@ -64,7 +64,8 @@ CaseSpec congestor_case(const RunConfig& base, const Backend& backend, const Pat
   throw std::logic_error("congestor_case: rank in no group");
 }
 
-std::unique_ptr<Backend> backend_for(MpiChannel& world, const RunConfig& config, int color) {
+std::unique_ptr<Backend> backend_for(ControlChannel& world, const RunConfig& config, int color,
+                                     const MakeBackend& make_backend) {
   BackendOptions options;
   options.local_rank = world.local_rank();
   options.local_size = world.local_size();
@@ -74,16 +75,17 @@ std::unique_ptr<Backend> backend_for(MpiChannel& world, const RunConfig& config,
 }
 
 // The measured channel and backend, then one active channel and backend per pattern.
-void make_channels_and_backends(Instruments& in, MpiChannel& world, const RunConfig& config, const Layout& layout) {
+void make_channels_and_backends(Instruments& in, ControlChannel& world, const RunConfig& config, const Layout& layout,
+                                const MakeBackend& make_backend) {
   const int rank = world.rank();
   const bool measured = layout.is_measured(rank);
   in.measured_channel = world.split(measured ? kMeasuredColor : kIdleColor);
-  in.measured_backend = backend_for(world, config, measured ? kMeasuredColor : kIdleColor);
+  in.measured_backend = backend_for(world, config, measured ? kMeasuredColor : kIdleColor, make_backend);
   for (std::size_t p = 0; p < layout.patterns.size(); ++p) {
     const int color = layout.patterns[p].color[static_cast<std::size_t>(rank)];
     in.active[p] = color >= kFirstActiveColor;
     in.active_channels.push_back(world.split(in.active[p] ? 0 : 1));
-    in.pattern_backends.push_back(backend_for(world, config, color));
+    in.pattern_backends.push_back(backend_for(world, config, color, make_backend));
   }
 }
 
@@ -103,7 +105,7 @@ void plan_cases(Instruments& in, int rank, const RunConfig& config, const Conges
 
 // Buffers that cannot fit are named by their flag before anything is allocated (an allocation of
 // --bw-bytes 1T said only "std::bad_alloc"). Returns the error, "" when every plan fits.
-std::string buffers_error(const Instruments& in, MpiChannel& world, const CongestionOptions& opt,
+std::string buffers_error(const Instruments& in, ControlChannel& world, const CongestionOptions& opt,
                           const Layout& layout) {
   const auto fits = [&](const Plan& p, const Backend& b) {
     const std::uint64_t need = buffer_bytes_needed(p);
@@ -155,15 +157,15 @@ void Instruments::release() {
   measured_channel.reset();
 }
 
-Instruments set_up_instruments(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt,
-                               const Layout& layout) {
+Instruments set_up_instruments(ControlChannel& world, const RunConfig& config, const CongestionOptions& opt,
+                               const Layout& layout, const MakeBackend& make_backend) {
   Instruments in;
   in.pattern_cases.resize(layout.patterns.size());
   in.active.assign(layout.patterns.size(), false);
   in.pattern_plans.resize(layout.patterns.size());
   std::string error;
   try {
-    make_channels_and_backends(in, world, config, layout);
+    make_channels_and_backends(in, world, config, layout, make_backend);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -9,7 +9,6 @@
 #include "congestion/layout.hpp"
 #include "congestion_run/run.hpp"
 #include "sweep/channel.hpp"
-#include "sweep/mpi_channel.hpp"
 #include "sweep/plan.hpp"
 
 namespace ccbench::congestion_run {
@@ -30,7 +29,7 @@ struct Instruments {
 
 // Collective. Every error is agreed: throws AgreedSetupError with the one message of all ranks
 // (a size whose buffers cannot fit names its flag).
-Instruments set_up_instruments(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt,
-                               const congestion::Layout& layout);
+Instruments set_up_instruments(ControlChannel& world, const RunConfig& config, const CongestionOptions& opt,
+                               const congestion::Layout& layout, const MakeBackend& make_backend);
 
 }  // namespace ccbench::congestion_run

@@ -23,7 +23,6 @@
 #include "core/error.hpp"
 #include "sweep/engine.hpp"
 #include "sweep/peer_table.hpp"
-#include "sweep/run_ending.hpp"
 #include "sweep/watchdog.hpp"
 
 namespace ccbench::congestion_run {
@@ -50,7 +49,7 @@ struct PhaseTimes {
   double congestor_op_ms = 0;
 };
 
-int usage(MpiChannel& world, const std::string& message) {
+int usage(ControlChannel& world, const std::string& message) {
   if (world.is_root()) std::fprintf(stderr, "%s: %s\n", kCommand, message.c_str());
   return exit_code::usage;
 }
@@ -58,10 +57,11 @@ int usage(MpiChannel& world, const std::string& message) {
 // One run of the phase plan over instruments and files already set up.
 class PhaseRun {
  public:
-  PhaseRun(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt, const Layout& layout,
-           Instruments& instruments, const PeerTable& peers, PhaseWriters& writers, const ResultFile& header,
-           Printer& printer)
+  PhaseRun(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
+           const Layout& layout, Instruments& instruments, const PeerTable& peers, PhaseWriters& writers,
+           const ResultFile& header, Printer& printer)
       : world_(world),
+        ending_(ending),
         config_(config),
         opt_(opt),
         layout_(layout),
@@ -84,9 +84,11 @@ class PhaseRun {
   void idle();
   void report_phase(const PhaseSpec& phase, const std::string& pattern, PhaseTimes times);
   int finish_complete();
-  void on_interrupt(const Watchdog::Event& event);
+  void hand_to_ending();
+  void write_summary_at_end(EndStatus status, int exit_code);
 
-  MpiChannel& world_;
+  ControlChannel& world_;
+  RunEnding& ending_;
   const RunConfig& config_;
   const CongestionOptions& opt_;
   const Layout& layout_;
@@ -100,40 +102,28 @@ class PhaseRun {
   RunConfig phase_config_ = config_;
   PhaseObserver observer_;
   SweepObserver quiet_;
-  // Set by the main thread, read by the watchdog's: the main thread goes on measuring while the
-  // handler writes the files, so the handler reads each once.
-  std::atomic<ResultWriter*> current_writer_{nullptr};
-  std::atomic<Backend*> current_backend_{nullptr};
-  std::optional<Watchdog> watchdog_;  // last: its handler reads the members above
+  std::optional<Watchdog> watchdog_;  // last: its handler ends through ending_
 };
 
-// The watchdog's handler: a hang (-T) or a signal. Rank 0 finishes every phase file and the
-// summary with the trials finished; end_run ends the process.
-void PhaseRun::on_interrupt(const Watchdog::Event& event) {
-  // One snapshot for the whole handler. It read current_writer twice, and the main thread could
-  // move to the next phase in between (writing the summary takes a while): the file of the phase
-  // it left was then finished by no one and kept the "incomplete" of its first row while the
-  // other said "interrupted" (hostile.congestion's interrupted run, 1 in 2 before).
-  ResultWriter* const current = current_writer_.load();
-  Backend* const backend = current_backend_.load();
-  if (rank_ == 0) {
-    // Every phase file says the same (end_run finishes the current one, the others are finished
-    // here, before the summary, even those without a row yet: a finished writer takes no later
-    // row, so none can start its file as "incomplete" after this), and the summary holds the
-    // impacts of the trials that finished both phases.
-    const std::string status = event.signal != 0 ? "interrupted" : "incomplete";
-    for (auto& pair : writers_) {
-      for (auto& w : pair) {
-        if (w && w.get() != current) w->finish(status, event.exit_code, event.message, false);
-      }
-    }
-    if (!config_.json_path.empty()) {
-      const auto json = summary_json(header_, config_, opt_, layout_, writers_, observer_,
-                                     impact_rows(observer_, layout_), std::nullopt, event.exit_code, status);
-      write_summary(phase_path(config_.json_path, "impact"), json.dump(1) + "\n", false);
-    }
+// What the ending ladder saves on rank 0, whichever rung ends the run: every phase file (each
+// says the same, even those without a row yet: a finished writer takes no later row, so none can
+// start its file as "incomplete" after this), then the summary with the impacts of the trials that
+// finished both phases.
+void PhaseRun::hand_to_ending() {
+  ending_.set_peers(&peers_);
+  if (rank_ != 0) return;
+  for (auto& pair : writers_) {
+    for (auto& w : pair) ending_.add_writer(w.get());
   }
-  end_run(kCommand, event, rank_, current, peers_, backend);
+  ending_.set_last_step(
+      [this](EndStatus status, int exit_code, const std::string&) { write_summary_at_end(status, exit_code); });
+}
+
+void PhaseRun::write_summary_at_end(EndStatus status, int exit_code) {
+  if (config_.json_path.empty()) return;
+  const auto json = summary_json(header_, config_, opt_, layout_, writers_, observer_, impact_rows(observer_, layout_),
+                                 std::nullopt, exit_code, std::string(name(status)));
+  write_summary(phase_path(config_.json_path, "impact"), json.dump(1) + "\n", false);
 }
 
 // The measured set: one engine run of its tests into the phase's file, then the barrier that
@@ -142,13 +132,12 @@ PhaseTimes PhaseRun::measure(const PhaseSpec& phase, const std::string& pattern)
   const auto phase_start = Clock::now();
   const auto p = static_cast<std::size_t>(phase.pattern);
   observer_.writer = writers_.empty() || !world_.is_root() ? nullptr : writers_[p][phase.congested ? 1 : 0].get();
-  current_writer_ = observer_.writer;
   observer_.trial = phase.trial;
   observer_.pattern = pattern;
   observer_.congested = phase.congested;
   observer_.line.clear();
   watchdog_->set_trial_offset(phase.trial);
-  current_backend_ = in_.measured_backend.get();
+  ending_.set_backend(in_.measured_backend.get());
   Engine(phase_config_, in_.plan, *in_.measured_backend, *in_.measured_channel, *watchdog_,
          in_.measured_channel->is_root() ? static_cast<SweepObserver&>(observer_) : quiet_)
       .run();
@@ -167,7 +156,7 @@ PhaseTimes PhaseRun::measure(const PhaseSpec& phase, const std::string& pattern)
 PhaseTimes PhaseRun::congest(const PhaseSpec& phase) {
   const auto p = static_cast<std::size_t>(phase.pattern);
   Backend& backend = *in_.pattern_backends[p];
-  current_backend_ = &backend;
+  ending_.set_backend(&backend);
   auto pending = world_.start_barrier();
   const CaseSpec& c = in_.pattern_cases[p];
   watchdog_->set_case(phase.trial, c.op, c.layout.bytes, false);
@@ -264,33 +253,34 @@ int PhaseRun::finish_complete() {
 }
 
 int PhaseRun::run() {
-  current_backend_ = in_.measured_backend.get();
-  watchdog_.emplace(config_.timeout_s, [this](const Watchdog::Event& event) { on_interrupt(event); });
+  ending_.set_backend(in_.measured_backend.get());
+  hand_to_ending();
+  watchdog_.emplace(config_.timeout_s, [this](const Watchdog::Event& event) { ending_.end(event); });
   if (world_.is_root()) printer_.start(layout_, config_.trials, opt_.congestor);
   int exit = exit_code::ok;
   try {
     for (const PhaseSpec& phase : phase_plan(config_.trials, static_cast<int>(layout_.patterns.size()))) {
       run_phase(phase);
     }
-    current_writer_ = nullptr;
-    if (world_.is_root()) exit = finish_complete();
+    if (world_.is_root()) {
+      exit = finish_complete();
+      ending_.set_last_step(nullptr);  // the complete summary is written: a later failure keeps it
+    }
     exit = world_.broadcast(exit);
-  } catch (const PeerFailure& e) {
-    end_run(kCommand, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank_,
-            current_writer_.load(), peers_, current_backend_.load());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: rank %d: %s during %s\n", kCommand, rank_, e.what(), watchdog_->describe().c_str());
-    std::fflush(stdout);
-    std::_Exit(exit_code::usage);
+  } catch (const std::exception&) {
+    ending_.end_current_exception(watchdog_->describe());
   }
+  watchdog_.reset();
+  ending_.forget();  // the writers, the peer table and the backends go with this run
   in_.release();
   return exit;
 }
 
 // The measured set's metadata (rank 0 is always measured) and, on rank 0, every file opened.
 // Returns the agreed -J/--json error, "" when all is well.
-std::string open_files(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt, const Layout& layout,
-                       Instruments& in, const Describe& describe, ResultFile& header, PhaseWriters& writers) {
+std::string open_files(ControlChannel& world, const RunConfig& config, const CongestionOptions& opt,
+                       const Layout& layout, Instruments& in, const Describe& describe, ResultFile& header,
+                       PhaseWriters& writers) {
   RunConfig header_config = config;
   header_config.ops = {Op::allreduce, Op::alltoall};
   header_config.sizes = SizeRange{std::min(opt.lat, opt.bw), std::max(opt.lat, opt.bw), 2.0, 0};
@@ -304,11 +294,22 @@ std::string open_files(MpiChannel& world, const RunConfig& config, const Congest
 
 }  // namespace
 
-int run_congestion(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt, const Layout& layout,
-                   const Describe& describe, Printer& printer) {
+MakeBackend registry_backends() {
+  return [](std::string_view name, const BackendOptions& options) { return make_backend(name, options); };
+}
+
+int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
+                   const Layout& layout, const Describe& describe, Printer& printer, const MakeBackend& make_backend) {
+  // The set-up (every set's channel and backend, the peer table, the files) is watched: a hang
+  // there is exit 3, not a held allocation. The phase loop has its own watchdog.
+  ending.arm_setup(config.timeout_s);
+  struct SetupDoneAtReturn {
+    RunEnding& ending;
+    ~SetupDoneAtReturn() { ending.setup_done(); }
+  } setup_done_at_return{ending};
   Instruments in;
   try {
-    in = set_up_instruments(world, config, opt, layout);
+    in = set_up_instruments(world, config, opt, layout, make_backend);
   } catch (const AgreedSetupError& e) {
     return usage(world, e.what());
   }
@@ -320,7 +321,8 @@ int run_congestion(MpiChannel& world, const RunConfig& config, const CongestionO
   if (const std::string error = open_files(world, config, opt, layout, in, describe, header, writers); !error.empty()) {
     return usage(world, error);
   }
-  PhaseRun run(world, config, opt, layout, in, peers, writers, header, printer);
+  ending.setup_done();
+  PhaseRun run(world, ending, config, opt, layout, in, peers, writers, header, printer);
   return run.run();
 }
 

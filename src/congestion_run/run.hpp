@@ -15,9 +15,10 @@
 #include "congestion/impact.hpp"
 #include "congestion/layout.hpp"
 #include "core/result.hpp"
-#include "sweep/mpi_channel.hpp"
+#include "sweep/channel.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/run_config.hpp"
+#include "sweep/run_ending.hpp"
 
 namespace ccbench::congestion_run {
 
@@ -65,10 +66,16 @@ class Printer {
 // The metadata of the measured set's result files (the cli's describe_run).
 using Describe = std::function<ResultFile(const RunConfig&, ControlChannel&, const Backend&, const Plan&)>;
 
+// Makes a backend by name for a set's channel (the registry's make_backend; a test hands a fake).
+using MakeBackend = std::function<std::unique_ptr<Backend>(std::string_view name, const BackendOptions& options)>;
+MakeBackend registry_backends();
+
 // Collective: everything after the layout. Every channel and backend is made and destroyed in
-// here, before the caller's MPI_Finalize. Returns the exit code (hangs, signals and failed peers
-// end the process through sweep/run_ending).
-int run_congestion(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt,
-                   const congestion::Layout& layout, const Describe& describe, Printer& printer);
+// here, before the caller's MPI_Finalize. Returns the exit code; hangs, signals, failed peers and
+// errors while measuring end the rank through `ending` (sweep/run_ending.hpp), which rank 0 has
+// given every phase file and the summary to finish.
+int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
+                   const congestion::Layout& layout, const Describe& describe, Printer& printer,
+                   const MakeBackend& make_backend = registry_backends());
 
 }  // namespace ccbench::congestion_run

@@ -11,13 +11,11 @@
 #include <limits>
 #include <optional>
 
-#include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/host_load_note.hpp"
 #include "sweep/console_reporter.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/result_writer.hpp"
-#include "sweep/run_ending.hpp"
 #include "sweep/watchdog.hpp"
 #include "system/host_load.hpp"
 
@@ -71,11 +69,11 @@ std::uint64_t buffer_bytes_needed(const Plan& plan) {
   return need;
 }
 
-RunSession::RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks)
-    : channel_(channel), config_(config), hooks_(std::move(hooks)) {}
+RunSession::RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks, RunEnding& ending)
+    : channel_(channel), config_(config), hooks_(std::move(hooks)), ending_(ending) {}
 
 int RunSession::usage_error(const std::string& message) const {
-  if (channel_.is_root()) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), message.c_str());
+  if (channel_.is_root()) std::fprintf(stderr, "%s: %s\n", ending_.command().c_str(), message.c_str());
   return exit_code::usage;
 }
 
@@ -125,19 +123,13 @@ std::string RunSession::check_memory(const Backend& backend, const Plan& plan) {
 }
 
 int RunSession::run() {
-  // Setup has collectives too (agreement, the peer table, a backend's own init such as NCCL's): a
-  // dead link or a stopped peer must end the run, not hang it. Nothing is measured yet, so the
-  // handler only says where and exits 3. The deadline is at least setup_timeout_floor_s, since -T is
-  // sized for one collective and a large job's set-up takes longer than that.
-  std::optional<Watchdog> setup_watchdog;
-  setup_watchdog.emplace(setup_watchdog_s(config_.timeout_s, hooks_.setup_timeout_floor_s),
-                         [command = hooks_.command, rank = channel_.rank()](const Watchdog::Event& event) {
-                           std::fprintf(stderr, "%s: rank %d: %s (before the first measurement)\n", command.c_str(),
-                                        rank, event.message.c_str());
-                           std::fflush(stderr);
-                           std::_Exit(event.exit_code);
-                         });
-  setup_watchdog->arm(Phase::setup);
+  // Set-up has collectives too (agreement, the peer table, a backend's own init): the ending's
+  // set-up watchdog ends a hang there in exit 3.
+  ending_.arm_setup(config_.timeout_s);
+  struct SetupDoneAtReturn {
+    RunEnding& ending;
+    ~SetupDoneAtReturn() { ending.setup_done(); }
+  } setup_done_at_return{ending_};  // an early exit 2 must not leave it watching MPI_Finalize
   // --groups: the layout (pure arithmetic, the same on every rank) and this rank's group channel,
   // which the engine uses for each group's own time (the backend makes its own communicator).
   groups::Layout layout;
@@ -175,7 +167,7 @@ int RunSession::run() {
   if (const std::string error = channel_.broadcast(output_error); !error.empty()) return usage_error(error);
 
   if (channel_.is_root()) {
-    const char* command = hooks_.command.c_str();
+    const char* command = ending_.command().c_str();
     if (hooks_.notes) {
       for (const auto& note : hooks_.notes(*backend)) std::fprintf(stderr, "%s: note: %s\n", command, note.c_str());
     }
@@ -183,7 +175,7 @@ int RunSession::run() {
       std::fprintf(stderr, "%s: skipped %s: %s\n", command, skip.what.c_str(), skip.reason.c_str());
     if (layout.grouped()) std::fputs(describe_groups(header.config["groups"]).c_str(), stdout);
   }
-  setup_watchdog.reset();  // measure() has its own, which saves what finished
+  ending_.setup_done();  // measure() has its own watchdog, whose ending saves what finished
   const int exit = measure(*backend, plan, peers, writer.get(), engine_groups);
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;
@@ -193,13 +185,10 @@ int RunSession::run() {
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
 int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
                         const EngineGroups& groups) {
-  const int rank = channel_.rank();
-  const char* command = hooks_.command.c_str();
-  Backend* backend_ptr = &backend;
-  const std::string command_name = hooks_.command;
-  Watchdog watchdog(config_.timeout_s, [&peers, command_name, rank, writer, backend_ptr](const Watchdog::Event& event) {
-    end_run(command_name, event, rank, writer, peers, backend_ptr);
-  });
+  ending_.set_peers(&peers);
+  ending_.set_backend(&backend);
+  ending_.add_writer(writer);
+  Watchdog watchdog(config_.timeout_s, [this](const Watchdog::Event& event) { ending_.end(event); });
 
   int exit = exit_code::ok;
   try {
@@ -237,15 +226,10 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
       exit = finish(*writer, plan, totals, peak_rss, final_metadata);
     }
     exit = channel_.broadcast(exit);
-  } catch (const PeerFailure& e) {
-    end_run(hooks_.command, {exit_code::peer_failed, 0, std::string("peer failed: ") + e.what()}, rank, writer, peers,
-            backend_ptr);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: rank %d: %s during %s\n", command, rank, e.what(), watchdog.describe().c_str());
-    if (rank == 0 && writer != nullptr) writer->finish("failed", exit_code::usage, std::string(e.what()));
-    std::fflush(stdout);
-    std::_Exit(exit_code::usage);
+  } catch (const std::exception&) {
+    ending_.end_current_exception(watchdog.describe());
   }
+  ending_.forget();  // the peer table, the writer and the backend go with the caller
   std::fflush(stdout);
   return exit;
 }
@@ -271,7 +255,7 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
   if (const auto busy = busy_host_note(writer.system())) std::printf("# %s\n", busy->c_str());
   if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
   if (config_.json_path.empty()) std::printf("# no result file written (-J PATH writes one)\n");
-  if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", hooks_.command.c_str(), error->c_str());
+  if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", ending_.command().c_str(), error->c_str());
   if (!config_.json_path.empty() && !saved && writer.result_count() > 0) {
     // Measured but not saved where asked (exit 5 unless the data check already failed).
     if (const auto kept = writer.fallback_path(); !kept.empty()) {

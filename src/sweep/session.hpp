@@ -5,11 +5,12 @@
 //   -> result writer (checked, nothing written yet) -> watchdog -> engine with the console
 //   reporter (hook) -> peak RSS and final metadata -> result file finished -> summary line
 //
-// and the ending ladder: a hang or a signal (watchdog), a failed peer (exit 4), any other error
-// (exit 2, partial file kept). Every step that can fail on some ranks only is agreed through the
-// control channel before the next, so no rank waits on a peer that gave up. The command owns MPI
-// (MpiChannel::init_world / finalize) and its flags; the flags the commands share are parsed by
-// sweep/session_flags.hpp. docs/architecture.md describes the hooks.
+// What goes wrong ends through the ladder it is handed (sweep/run_ending.hpp: a hang or a signal,
+// a failed peer, any other error, the partial file kept), which the command's frame owns
+// (measure/frame.hpp). Every step that can fail on some ranks only is agreed through the control
+// channel before the next, so no rank waits on a peer that gave up. The frame owns MPI and the
+// command its flags; the flags the commands share are parsed by sweep/session_flags.hpp.
+// docs/architecture.md describes the hooks.
 #pragma once
 
 #include <functional>
@@ -26,21 +27,15 @@
 #include "sweep/plan.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/run_config.hpp"
+#include "sweep/run_ending.hpp"
 
 namespace ccbench {
 
-// The set-up (backend init, agreement, peer table, header) is watched too, with a deadline of
-// max(-T, this): a hang there ends in exit 3 instead of burning the allocation.
-inline constexpr double kSetupTimeoutFloorS = 120.0;
-
 struct SessionHooks {
-  std::string command = "ccbench run";  // prefixes every message
   std::string wrong_unit = "elements";  // "wrong elements" / "wrong bytes" in the summary
   // Whether the watchdog's -T covers allocate() (fabric: it exchanges RMA keys with the peer and
   // can hang). Off for run: touching gigabytes of buffers is slow on a busy host, not a hang.
   bool watch_allocate = false;
-  // The set-up's deadline is max(-T, this) (tests lower it).
-  double setup_timeout_floor_s = kSetupTimeoutFloorS;
   // Creates this rank's backend (every rank). A hook with several steps that can fail on some
   // ranks only agrees after each (agree_or_throw); a plain exception is agreed by the session.
   std::function<std::unique_ptr<Backend>(ControlChannel&)> make_backend;
@@ -56,13 +51,14 @@ struct SessionHooks {
 
 class RunSession {
  public:
-  RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks);
+  RunSession(ControlChannel& channel, const RunConfig& config, SessionHooks hooks, RunEnding& ending);
 
-  // Runs the session; returns the exit code (0 ok, 1 data check failed, 2 set-up error). Hangs,
-  // signals and failed peers end the process from inside (exit 3, 128+signal, 4).
+  // Runs the session; returns the exit code (0 ok, 1 data check failed, 2 set-up error, 5 not
+  // saved). Hangs, signals, failed peers and errors while measuring end the rank through `ending`
+  // (exit 3, 128+signal, 4, 2).
   int run();
 
-  // Prints `message` on rank 0 as "<command>: message"; returns exit 2.
+  // Prints `message` on rank 0 as "<command>: message" (the ending's command); returns exit 2.
   int usage_error(const std::string& message) const;
 
  private:
@@ -76,6 +72,7 @@ class RunSession {
   ControlChannel& channel_;
   const RunConfig& config_;
   SessionHooks hooks_;
+  RunEnding& ending_;
 };
 
 // The memory check's arithmetic: bytes of the largest case's buffers, saturated at UINT64_MAX

@@ -29,6 +29,7 @@ NODES = {
     "fabric": "fabric/",
     "channel": "sweep/channel.hpp",     # header-only control channel: the one sweep header below backends
     "sweep": "sweep/",
+    "measure": "measure/",            # the frame of the measuring commands: above sweep, below cli
     "cli": "cli/",
 }
 
@@ -55,6 +56,8 @@ ALLOWED = {
     "registry": {"backends", "backends/mpi", "backends/nccl", "fabric", "core", "channel"},
     # the phases of `ccbench congestion` over the sweep's engine and channels (the flags stay in cli)
     "congestion_run": {"core", "system", "compare", "report", "congestion", "backends", "channel", "sweep"},
+    # MPI's life cycle, the signal mask and the one ending ladder of every measuring command
+    "measure": {"core", "system", "backends", "channel", "sweep"},
     "cli": {n for n in NODES if n != "cli"},
 }
 

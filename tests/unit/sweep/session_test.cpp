@@ -63,9 +63,9 @@ struct Outcome {
 Outcome run_session(const RunConfig& config, std::function<void(FakeBackend&)> setup = {},
                     double setup_floor_s = kSetupTimeoutFloorS) {
   LocalChannel channel;
+  RunEnding ending("ccbench test", channel.rank());
   SessionHooks hooks;
-  hooks.setup_timeout_floor_s = setup_floor_s;
-  hooks.command = "ccbench test";
+  ending.set_setup_floor_s(setup_floor_s);
   hooks.make_backend = [setup](ControlChannel&) -> std::unique_ptr<Backend> {
     auto backend = std::make_unique<FakeBackend>();
     backend->final = {{"fake_counter", 7}};
@@ -82,7 +82,7 @@ Outcome run_session(const RunConfig& config, std::function<void(FakeBackend&)> s
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   Outcome o;
-  o.exit = RunSession(channel, config, std::move(hooks)).run();
+  o.exit = RunSession(channel, config, std::move(hooks), ending).run();
   o.out = ::testing::internal::GetCapturedStdout();
   o.err = ::testing::internal::GetCapturedStderr();
   return o;
@@ -121,14 +121,14 @@ TEST(RunSessionDeathTest, HangDuringSetUpIsExitThree) {
   // Not run_session(): it captures stderr, where the death test reads the message.
   auto hang_in_set_up = [&config] {
     LocalChannel channel;
+    RunEnding ending("ccbench test", channel.rank());
     SessionHooks hooks;
-    hooks.command = "ccbench test";
-    hooks.setup_timeout_floor_s = 0.0;
+    ending.set_setup_floor_s(0.0);
     hooks.make_backend = [](ControlChannel&) -> std::unique_ptr<Backend> {
       std::this_thread::sleep_for(std::chrono::seconds(30));
       return std::make_unique<FakeBackend>();
     };
-    RunSession(channel, config, std::move(hooks)).run();
+    RunSession(channel, config, std::move(hooks), ending).run();
   };
   EXPECT_EXIT(hang_in_set_up(), ::testing::ExitedWithCode(3), "ccbench test: rank 0: .*before the first measurement");
   EXPECT_FALSE(fs::exists(dir.path() / "r.json"));
@@ -196,13 +196,13 @@ TEST(RunSession, StreamPathThatIsADirectoryIsExitTwoAndTheOldFileSurvives) {
 TEST(RunSession, BackendFailureIsExitTwoWithItsMessage) {
   TempDir dir;
   LocalChannel channel;
+  RunEnding ending("ccbench test", channel.rank());
   SessionHooks hooks;
-  hooks.command = "ccbench test";
   hooks.make_backend = [](ControlChannel&) -> std::unique_ptr<Backend> { throw UsageError("--backend fake: no"); };
   hooks.describe = [](ControlChannel&, const Backend&, const Plan&) { return ResultFile{}; };
   const RunConfig config = small_config(dir.path() / "r.json");
   ::testing::internal::CaptureStderr();
-  const int exit = RunSession(channel, config, std::move(hooks)).run();
+  const int exit = RunSession(channel, config, std::move(hooks), ending).run();
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "ccbench test: --backend fake: no\n");
   EXPECT_EQ(exit, exit_code::usage);
   EXPECT_FALSE(fs::exists(dir.path() / "r.json"));

@@ -1,10 +1,14 @@
 // N ranks as N threads of one process, behind our own ControlChannel interface: every collective
 // is an exchange of one string per rank through shared slots. For engine tests that need several
 // ranks (concurrent groups) without MPI. split() makes sub-worlds the same way MpiChannel's
-// MPI_Comm_split does (ranked in this channel's order).
+// MPI_Comm_split does (ranked in this channel's order). fail() stands for a rank that died: every
+// collective a rank is in or starts afterwards, on this world or any split of it, throws
+// PeerFailure, as MpiChannel's do when a peer is gone.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -14,19 +18,24 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.hpp"
 #include "sweep/channel.hpp"
 
 namespace ccbench::testing {
 
 class ThreadWorld {
  public:
-  explicit ThreadWorld(int size) : size_(size), slots_(static_cast<std::size_t>(size)) {}
+  explicit ThreadWorld(int size, std::shared_ptr<std::atomic<bool>> failed = std::make_shared<std::atomic<bool>>(false))
+      : size_(size), slots_(static_cast<std::size_t>(size)), failed_(std::move(failed)) {}
   int size() const { return size_; }
+
+  // A rank of this world (or of the world it was split from) is gone.
+  void fail() { *failed_ = true; }
 
   // Every rank's value, in rank order, on every rank (an all-gather; all ranks must call it).
   std::vector<std::string> exchange(int rank, std::string value) {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return !draining_; });  // the previous round is still being read
+    wait(lock, [&] { return !draining_; });  // the previous round is still being read
     slots_[static_cast<std::size_t>(rank)] = std::move(value);
     if (++arrived_ == size_) {
       result_ = slots_;
@@ -36,7 +45,7 @@ class ThreadWorld {
       cv_.notify_all();
     } else {
       const auto generation = generation_;
-      cv_.wait(lock, [&] { return generation_ != generation; });
+      wait(lock, [&] { return generation_ != generation; });
     }
     std::vector<std::string> out = result_;
     if (--readers_ == 0) {
@@ -56,22 +65,33 @@ class ThreadWorld {
   }
   bool all_arrived(unsigned long n) {
     std::lock_guard lock(mutex_);
+    if (*failed_) throw PeerFailure("a rank of the thread world failed");
     return ibarriers_[n] == size_;
   }
   void wait_all(unsigned long n) {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return ibarriers_[n] == size_; });
+    wait(lock, [&] { return ibarriers_[n] == size_; });
   }
 
   // The sub-world of split number `split` and `color` (created by the first rank that asks).
   std::shared_ptr<ThreadWorld> sub_world(int split, int color, int size) {
     std::lock_guard lock(mutex_);
     auto& world = subs_[{split, color}];
-    if (!world) world = std::make_shared<ThreadWorld>(size);
+    if (!world) world = std::make_shared<ThreadWorld>(size, failed_);
     return world;
   }
 
  private:
+  // Waits for `done`, or throws PeerFailure once a rank failed (polled: the failing rank's thread
+  // may be in another world's wait).
+  template <typename Done>
+  void wait(std::unique_lock<std::mutex>& lock, Done done) {
+    while (!done()) {
+      if (*failed_) throw PeerFailure("a rank of the thread world failed");
+      cv_.wait_for(lock, std::chrono::milliseconds(5));
+    }
+  }
+
   int size_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -81,6 +101,7 @@ class ThreadWorld {
   unsigned long generation_ = 0;
   std::map<std::pair<int, int>, std::shared_ptr<ThreadWorld>> subs_;
   std::map<unsigned long, int> ibarriers_;
+  std::shared_ptr<std::atomic<bool>> failed_;
 };
 
 class ThreadChannel final : public ControlChannel {
