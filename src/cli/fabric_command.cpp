@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/run_metadata.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/run_metadata.hpp"
@@ -21,6 +20,7 @@
 #include "fabric/fabric_options.hpp"
 #include "fabric/providers.hpp"
 #include "sweep/console_reporter.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "sweep/session.hpp"
 #include "sweep/watchdog.hpp"
@@ -31,9 +31,8 @@ namespace {
 using fabric::FabricBackend;
 using fabric::FabricConfig;
 
-// The header hook: the fabric section, the command and the config say what this run did.
+// The header hook: the fabric section and the config say what this run did.
 void describe_fabric_run(ResultFile& header, const FabricConfig& config, const FabricBackend& backend) {
-  if (!header.run.command.empty()) header.run.command[0] = "ccbench fabric";
   const nlohmann::json fabric = backend.describe();
   const RunMetadata run(header);
   FabricRecord record;
@@ -125,7 +124,7 @@ int fabric_main(int argc, char** argv) {
     return make_backend("libfabric", options);
   };
   hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config.run, ch, backend, plan, argc, argv);
+    return describe_run(config.run, ch, backend, plan, recorded_command("ccbench fabric", argc, argv));
   };
   hooks.adjust_header = [&config](ResultFile& header, const Backend& backend) {
     describe_fabric_run(header, config, static_cast<const FabricBackend&>(backend));

@@ -4,10 +4,10 @@
 #include "backends/backend.hpp"
 #include "cli/command.hpp"
 #include "cli/measuring_commands.hpp"
-#include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/mpi_channel.hpp"
 #include "sweep/session.hpp"
 #include "sweep/watchdog.hpp"
@@ -45,7 +45,7 @@ int run_main(int argc, char** argv) {
     return make_backend(config.backend, options);
   };
   hooks.describe = [&config, argc, argv](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config, ch, backend, plan, argc, argv);
+    return describe_run(config, ch, backend, plan, recorded_command("ccbench run", argc, argv));
   };
   return MpiChannel::finalize(RunSession(channel, config, std::move(hooks)).run());
 }

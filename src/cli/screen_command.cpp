@@ -1,7 +1,8 @@
 // `ccbench screen`: finds the bad hosts of an allocation (docs/screen.md). Launched from a shell;
 // starts the launcher (mpirun or srun) itself, once per test, each test an ordinary `ccbench run`
 // under its watchdog writing an ordinary result file. The search (which tests, who is blamed) is
-// src/screen/search.hpp; starting, ending and judging the tests is src/launch/ (screen_test.hpp);
+// src/screen/search.hpp; one test's command and judgement src/screen/screen_test.hpp, starting and
+// ending the jobs src/launch/;
 // this file parses the flags and prints and writes the outputs. It never loads MPI.
 #include <fmt/format.h>
 #include <signal.h>
@@ -38,8 +39,8 @@
 #include "launch/command_line.hpp"
 #include "launch/hosts.hpp"
 #include "launch/outcome.hpp"
-#include "launch/screen_test.hpp"
 #include "screen/outputs.hpp"
+#include "screen/screen_test.hpp"
 #include "screen/search.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "system/instance_profile.hpp"
@@ -54,7 +55,7 @@ constexpr int kScreenVersion = 3;
 constexpr int kExitSomeBad = 1;
 constexpr int kExitCouldNotRun = 3;
 
-struct ScreenOptions : launch::ScreenTestConfig {
+struct ScreenOptions : ScreenTestConfig {
   std::vector<std::string> hosts;
   std::string hosts_source;  // --hosts, --hostfile FILE or SLURM_JOB_NODELIST
   std::string launcher_name = "mpirun";
@@ -86,7 +87,7 @@ void on_signal(int sig) { g_signal = sig; }
 
 // Runs one round's tests, at most `concurrency` at once (0: all), each bounded by the deadline,
 // and prints a line as each ends. Returns false when interrupted by a signal.
-bool run_round(std::vector<launch::ScreenTest>& round, const ScreenOptions& o, const std::vector<std::string>& names) {
+bool run_round(std::vector<ScreenTest>& round, const ScreenOptions& o, const std::vector<std::string>& names) {
   std::vector<launch::Job> jobs;
   for (const auto& t : round) jobs.push_back(t.job);
   launch::RunLimits limits;
@@ -94,9 +95,9 @@ bool run_round(std::vector<launch::ScreenTest>& round, const ScreenOptions& o, c
   limits.deadline_s = o.test_timeout_s;
   limits.who = "ccbench screen";
   return launch::run_jobs(jobs, limits, g_signal, [&](std::size_t index, const launch::JobEnd& end) {
-    launch::ScreenTest& t = round[index];
+    ScreenTest& t = round[index];
     t.end = end;
-    launch::judge_screen_test(t, o);
+    judge_screen_test(t, o);
     if (!end.started) return;
     std::string hosts;
     for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
@@ -233,15 +234,8 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
     } else {
       throw UsageError("no hosts: give --hosts or --hostfile, or run inside a Slurm allocation (SLURM_JOB_NODELIST)");
     }
-    auto bytes = [](const char* flag, const std::string& text) {
-      try {
-        return parse_bytes(text);
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
-      }
-    };
-    o.small_bytes = bytes("-b/--small-bytes", small);
-    o.large_bytes = bytes("-e/--large-bytes", large);
+    o.small_bytes = bytes_flag("-b/--small-bytes", small);
+    o.large_bytes = bytes_flag("-e/--large-bytes", large);
     if (o.small_bytes == 0 || o.large_bytes <= o.small_bytes)
       throw UsageError(
           fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
@@ -358,7 +352,7 @@ void print_table(const Search& search, const ScreenOptions& o, double elapsed_s)
 }
 
 // screen.json: the configuration, the floors, every host's verdict and evidence, every test.
-nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const std::vector<launch::ScreenTest>& done,
+nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const std::vector<ScreenTest>& done,
                            const Timing& timing, int exit, int argc, char** argv) {
   const int n = static_cast<int>(o.hosts.size());
   std::map<Verdict, int> counts;
@@ -454,7 +448,7 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
                           {"implicating_tests", r.implicating_tests}});
   }
   j["tests"] = nlohmann::json::array();
-  for (const launch::ScreenTest& t : done) {
+  for (const ScreenTest& t : done) {
     std::vector<std::string> names;
     for (int h : t.spec.hosts) names.push_back(o.hosts[static_cast<std::size_t>(h)]);
     j["tests"].push_back(
@@ -520,17 +514,17 @@ int screen_main(int argc, char** argv) {
   const std::string owner = fmt::format("screen-{}-{}", ::getpid(), started_at);
   ::setenv("CCBENCH_LOAD_OWNER", owner.c_str(), 1);
   Search search(n, o.criteria, o.concurrency);
-  std::vector<launch::ScreenTest> done;
+  std::vector<ScreenTest> done;
   bool launched_any = false;
   for (auto round = search.next_round(); !round.empty(); round = search.next_round()) {
-    std::vector<launch::ScreenTest> runs;
-    for (const TestSpec& spec : round) runs.push_back(launch::make_screen_test(o, spec, o.hosts, out_abs / "tests"));
+    std::vector<ScreenTest> runs;
+    for (const TestSpec& spec : round) runs.push_back(make_screen_test(o, spec, o.hosts, out_abs / "tests"));
     if (!run_round(runs, o, o.hosts)) {
       std::fprintf(stderr, "ccbench screen: interrupted by signal %d; tests so far are in %s\n", g_signal.load(),
                    o.out.string().c_str());
       return 128 + g_signal.load();
     }
-    for (launch::ScreenTest& t : runs) {
+    for (ScreenTest& t : runs) {
       // A rank that started (a result file) or a host the launcher could not reach is a result;
       // a launcher that fails the same way for every host before any rank starts is not.
       if (fs::exists(t.result_file) || t.measurement.outcome == Outcome::unreachable || t.end.killed_at_deadline)
@@ -541,7 +535,7 @@ int screen_main(int argc, char** argv) {
   }
   if (!launched_any) {
     // `ccbench run` refused its arguments (a flag screen passes through): its own message, exit 2.
-    for (const launch::ScreenTest& t : done) {
+    for (const ScreenTest& t : done) {
       std::stringstream log(launch::collect(t.job.log_file, {}).log);
       for (std::string line; std::getline(log, line);)
         if (line.rfind("ccbench run: ", 0) == 0) {

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +33,7 @@ struct CongestionOptions {
   std::string max_impact;  // empty: no gate
   std::optional<double> max_impact_value;
   std::uint64_t lat = 8, bw = 1 << 20, congestor = 4 << 20;
+  std::vector<std::string> command;  // recorded in every result file (command[0] = kCommand)
 };
 
 // One finished phase as rank 0 prints it: the maxima over the ranks.
@@ -62,13 +62,10 @@ class Printer {
   virtual void flush() = 0;
 };
 
-// The metadata of the measured set's result files (the cli's describe_run).
-using Describe = std::function<ResultFile(const RunConfig&, ControlChannel&, const Backend&, const Plan&)>;
-
 // Collective: everything after the layout. Every channel and backend is made and destroyed in
 // here, before the caller's MPI_Finalize. Returns the exit code (hangs, signals and failed peers
 // end the process through sweep/run_ending).
 int run_congestion(MpiChannel& world, const RunConfig& config, const CongestionOptions& opt,
-                   const congestion::Layout& layout, const Describe& describe, Printer& printer);
+                   const congestion::Layout& layout, Printer& printer);
 
 }  // namespace ccbench::congestion_run

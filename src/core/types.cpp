@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 
 namespace ccbench {
@@ -120,17 +121,11 @@ std::optional<RedOp> parse_redop(std::string_view text) {
 
 std::vector<Op> parse_op_list(std::string_view text) {
   std::vector<Op> ops;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
-    if (!item.empty()) {
-      const auto op = parse_op(item);
-      if (!op) throw UsageError("unknown op '" + std::string(item) + "'");
-      if (std::ranges::find(ops, *op) == ops.end()) ops.push_back(*op);
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+  for (const std::string_view item : split_commas(text)) {
+    if (item.empty()) continue;
+    const auto op = parse_op(item);
+    if (!op) throw UsageError("unknown op '" + std::string(item) + "'");
+    if (std::ranges::find(ops, *op) == ops.end()) ops.push_back(*op);
   }
   if (ops.empty()) throw UsageError("empty op list");
   return ops;

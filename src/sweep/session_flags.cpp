@@ -10,17 +10,6 @@
 #include "core/sizes.hpp"
 
 namespace ccbench {
-namespace {
-
-std::uint64_t bytes_flag(const char* flag, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const UsageError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what());
-  }
-}
-
-}  // namespace
 
 void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, std::string_view unit) {
   app.add_option("-b,--min-bytes", text.min_bytes, "smallest size (K/M/G/T = powers of 1024)")
