@@ -59,7 +59,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   app.get_option("--json")->description(
       "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
   std::string measured_hosts, measured_ranks;
-  app.add_option("--backend", config.backend, "mpi (the only backend congestion runs on so far)")
+  add_backend_flag(app, config.backend, "mpi (the only backend congestion runs on so far)")
       ->default_val(config.backend);
   app.add_option("--measured-hosts", measured_hosts,
                  "hosts whose ranks are measured (default: the first 20% of the hosts, at least 2 ranks)");

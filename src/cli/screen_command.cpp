@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -43,6 +42,7 @@
 #include "screen/screen_test.hpp"
 #include "screen/search.hpp"
 #include "sweep/flag_suggestion.hpp"
+#include "sweep/run_flags.hpp"
 #include "system/instance_profile.hpp"
 
 namespace ccbench::cli {
@@ -137,28 +137,27 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
       "2 usage, 3 the screen could not run.",
       "ccbench screen"};
   std::string hosts_text, hostfile, small = "8", large = "4M", instance_type;
+  // `ccbench run`'s flags of the same names (sweep/run_flags): what run takes, the screen takes.
+  std::string timeout = fmt::format("{}", o.timeout_s), max_time_per_size = fmt::format("{}", o.max_time_per_size_s);
   std::optional<double> expect_busbw, expect_latency;
   app.add_option("--hosts", hosts_text, "comma-separated host names or Slurm hostlists (ccb-h[0-3,5])");
   app.add_option("--hostfile", hostfile, "Open MPI hostfile (host [slots=N] per line)");
   app.add_option("--ranks-per-host", o.ranks_per_host, "ranks on each host (default 1)")->check(CLI::Range(1, 1024));
-  app.add_option("--backend", o.backend, "mpi | nccl (default mpi)")->check(CLI::IsMember({"mpi", "nccl"}));
-  app.add_option("--path", o.path, "nvlink | efa | all (nccl)")->check(CLI::IsMember({"nvlink", "efa", "all"}));
+  add_backend_flag(app, o.backend, "mpi | nccl (default mpi)");
+  add_nccl_path_flag(app, o.path, "nvlink | efa | all (nccl)");
   app.add_option("--launcher", o.launcher_name, "mpirun | srun (default mpirun)")
       ->check(CLI::IsMember({"mpirun", "srun"}));
   app.add_option("--launcher-arg", o.launcher_args, "one argument for the launcher (repeatable; or after --)")
       ->allow_extra_args(false);
-  app.add_option("--op", o.op, "the collective of every test (default allreduce)")
-      ->check(CLI::IsMember({"allreduce", "allgather", "alltoall", "reduce_scatter", "broadcast"}));
+  std::vector<std::string> collectives;
+  for (Op op : all_collective_ops()) collectives.emplace_back(name(op));
+  app.add_option("--op", o.op, "the collective of every test (default allreduce)")->check(CLI::IsMember(collectives));
   app.add_option("-b,--small-bytes", small, "the latency-bound size (default 8)");
   app.add_option("-e,--large-bytes", large, "the bandwidth-bound size (default 4M)");
-  app.add_option("-n,--iters", o.iters, "samples per size, or auto (default 10)");
-  app.add_option("-w,--warmup", o.warmup, "warm-up ops per size (default 2)")->check(CLI::Range(0, 100000));
-  app.add_option("-T,--timeout", o.timeout_s, "each test's watchdog, seconds (default 30)")
-      ->check(finite_number())
-      ->check(CLI::Range(1.0, 1e6));
-  app.add_option("--max-time-per-size", o.max_time_per_size_s, "seconds of samples per size (default 2)")
-      ->check(finite_number())
-      ->check(CLI::Range(0.01, 1e6));
+  add_iters_flag(app, o.iters, "samples per size, or auto (default 10)");
+  add_warmup_flag(app, o.warmup, "warm-up ops per size (default 2)");
+  add_timeout_flag(app, timeout, "each test's watchdog, seconds (default 30; 0 = none: the test deadline ends it)");
+  add_max_time_per_size_flag(app, max_time_per_size, "seconds of samples per size (default 2)");
   app.add_option("--test-timeout", o.test_timeout_s,
                  "seconds after which the screen ends a test itself (default 2 x -T + 60)")
       ->check(finite_number())
@@ -239,13 +238,16 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
     if (o.small_bytes == 0 || o.large_bytes <= o.small_bytes)
       throw UsageError(
           fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
-    if (!o.path.empty() && o.backend != "nccl") throw UsageError("--path: only with --backend nccl");
-    if (o.iters != "auto") {
-      unsigned long long n_iters = 0;
-      const auto [end, ec] = std::from_chars(o.iters.data(), o.iters.data() + o.iters.size(), n_iters);
-      if (ec != std::errc() || end != o.iters.data() + o.iters.size() || n_iters == 0 || n_iters > 100000000)
-        throw UsageError(fmt::format("-n/--iters {}: give a count of samples >= 1, or auto", o.iters));
+    // Run's checks, in run's words: a test's `ccbench run` would refuse the same values.
+    const BackendKind backend = backend_flag(o.backend);
+    if (!o.path.empty()) {
+      nccl_path_flag(o.path);
+      if (backend != BackendKind::nccl) throw UsageError("--path applies to --backend nccl only");
     }
+    parse_iters_flag(o.iters);
+    check_warmup_flag(o.warmup);
+    o.timeout_s = parse_timeout_flag(timeout);
+    o.max_time_per_size_s = parse_max_time_per_size_flag(max_time_per_size);
     if (o.test_timeout_s == 0) o.test_timeout_s = 2 * o.timeout_s + 60;
     o.criteria.judge_busbw = o.judge != "latency";
     o.criteria.judge_latency = o.judge != "busbw";

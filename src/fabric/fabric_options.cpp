@@ -21,12 +21,12 @@ std::vector<Op> parse_fabric_ops(const std::string& text) {
     const std::string item(view);
     const std::string full = item.rfind("fabric_", 0) == 0 ? item : "fabric_" + item;
     const auto op = parse_op(full);
-    if (!op || info(*op).is_collective) {
-      throw UsageError("--ops: unknown fabric test '" + item + "' (expected pingpong, bw, bibw, write, read)");
+    if (!op || info(*op).is_collective()) {
+      throw UsageError("--ops: unknown fabric test '" + item + "' (expected " + op_aliases(all_fabric_ops()) + ")");
     }
     if (std::ranges::find(ops, *op) == ops.end()) ops.push_back(*op);
   }
-  if (ops.empty()) throw UsageError("--ops: empty list (expected pingpong, bw, bibw, write, read)");
+  if (ops.empty()) throw UsageError("--ops: empty list (expected " + op_aliases(all_fabric_ops()) + ")");
   return ops;
 }
 
