@@ -240,9 +240,9 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
           fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
     // Run's checks, in run's words: a test's `ccbench run` would refuse the same values.
     const BackendKind backend = backend_flag(o.backend);
-    if (!o.path.empty()) {
-      nccl_path_flag(o.path);
+    if (!o.path.empty()) {  // in run's order: the registry refuses --path for other backends first
       if (backend != BackendKind::nccl) throw UsageError("--path applies to --backend nccl only");
+      nccl_path_flag(o.path);
     }
     parse_iters_flag(o.iters);
     check_warmup_flag(o.warmup);

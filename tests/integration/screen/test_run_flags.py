@@ -61,7 +61,7 @@ class ScreenTakesRunFlags(unittest.TestCase):
             (["-T", "9.3e9"], "-T/--timeout: 9.3e9 is out of range (0 = no watchdog, up to 1000000 seconds)"),
             (["--max-time-per-size", "0"], "--max-time-per-size must be positive"),
             (["--backend", "gloo"], "--backend: unknown backend 'gloo' (known: mpi, nccl, libfabric)"),
-            (["--path", "efa"], "--path applies to --backend nccl only"),
+            (["--path", "ib"], "--path applies to --backend nccl only"),  # mpi: refused before the value
         ]
         for flags, message in cases:
             with self.subTest(flags=flags):
