@@ -40,8 +40,8 @@ CLI::Option* add_timeout_flag(CLI::App& app, std::string& text, std::string_view
 double parse_timeout_flag(const std::string& text) {
   const double timeout = parse_finite(text, "-T/--timeout");
   if (timeout < 0 || timeout > kMaxTimeoutS) {
-    throw UsageError(fmt::format("-T/--timeout: {} is out of range (0 = no watchdog, up to {:.0f} seconds)", text,
-                                 kMaxTimeoutS));
+    throw UsageError(
+        fmt::format("-T/--timeout: {} is out of range (0 = no watchdog, up to {:.0f} seconds)", text, kMaxTimeoutS));
   }
   return timeout;
 }
