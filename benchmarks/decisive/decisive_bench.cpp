@@ -10,6 +10,9 @@
 // `decisive_bench looks [FLEETS] [COMMON]` prints the table of docs/compare.md "Asking again": the same
 // team asking after every added launch from 5 to 20 a side under --looks once and --looks sequential,
 // per true ratio (the band's edges included) the wrong verdicts and the launches to a decision.
+// `decisive_bench perlook geomean|max RATIO COMMON once|sequential FLEETS [RESAMPLES]` prints one cell's
+// verdict rates at every look from 5 to 20 asked alone, and the first-crossing rates (docs/compare.md
+// "Asking again": how the max's resampled level was found to under-cover).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -143,9 +146,53 @@ int looks_table(int fleets, const std::vector<double>& commons) {
   return 0;
 }
 
+// Per-look verdict rates (every look from 5 to 20 asked, no stopping: what one look at that launch
+// count gives) and the first-crossing rates (a team stopping at its first decided verdict).
+int per_look_table(Statistic st, double ratio, double common, compare::Looks looks, int fleets, int resamples) {
+  NoiseModel b;
+  b.sizes = claim_sizes();
+  b.launch_common = common;
+  NoiseModel c = b;
+  c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+  compare::CompareOptions o;
+  o.claim = claim_18(st);
+  o.looks = looks;
+  o.resamples = resamples;
+  std::vector<int> conf(21), ref(21);
+  int first_conf = 0, first_ref = 0;
+  for (int i = 0; i < fleets; ++i) {
+    const std::uint64_t s = 4409ULL * 1000003ULL + 2ULL * static_cast<std::uint64_t>(i);
+    bool decided = false;
+    for (int n = 5; n <= 20; ++n) {
+      b.trials = c.trials = n;
+      const auto r = compare::compare_sides(make_side("baseline", b, s), make_side("candidate", c, s + 1), o);
+      const bool cf = r.verdict == Verdict::confirmed, rf = r.verdict == Verdict::refuted;
+      conf[n] += cf;
+      ref[n] += rf;
+      if (!decided && (cf || rf)) {
+        decided = true;
+        (cf ? first_conf : first_ref) += 1;
+      }
+    }
+  }
+  fmt::print("{} ratio {:.3f} common {} looks {} fleets {} resamples {}\n", compare::name(st), ratio, common,
+             compare::name(looks), fleets, resamples);
+  for (int n = 5; n <= 20; ++n)
+    fmt::print("n={:2d} confirmed {:5.1f}% refuted {:5.1f}%\n", n, 100.0 * conf[n] / fleets, 100.0 * ref[n] / fleets);
+  fmt::print("first crossing: confirmed {:.1f}% refuted {:.1f}%\n", 100.0 * first_conf / fleets,
+             100.0 * first_ref / fleets);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 7 && std::string(argv[1]) == "perlook") {
+    return per_look_table(std::string(argv[2]) == "max" ? Statistic::max : Statistic::geomean, std::atof(argv[3]),
+                          std::atof(argv[4]),
+                          std::string(argv[5]) == "once" ? compare::Looks::once : compare::Looks::sequential,
+                          std::max(10, std::atoi(argv[6])), argc > 7 ? std::max(0, std::atoi(argv[7])) : 0);
+  }
   if (argc > 1 && std::string(argv[1]) == "looks") {
     const int fleets = argc > 2 ? std::max(10, std::atoi(argv[2])) : 100;
     std::vector<double> commons = {0.5, 1.0};

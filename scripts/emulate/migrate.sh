@@ -191,7 +191,8 @@ if [[ $rc -eq 2 ]]; then
   "$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" --looks once || true
   exit 2
 fi
-"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" \
+# The same rule as the verdict file and the exit code.
+"$ccbench" compare "$base_arg" "$cand_arg" ${claim:+--claim "$claim"} "${compare_args[@]}" --looks once \
   --format "$format" || true
 echo
 echo "verdict file: $out/verdict.json (exit code $rc)"

@@ -60,7 +60,7 @@ int compare_main(int argc, char** argv) {
   std::string normalize, gate, threshold = "5%", format = "text", out, looks = "sequential";
   std::vector<std::string> allow;
   std::uint64_t seed = 20250709;
-  int resamples = 10000, min_trials = 5;
+  int resamples = 0, min_trials = 5;
   double alpha = 0.05;
   app.add_option("BASE", base, "baseline result files or folders")->required();
   app.add_option("CAND", cand, "candidate result files or folders")->required();
@@ -81,7 +81,8 @@ int compare_main(int argc, char** argv) {
   app.add_option("--out", out, "write the output here instead of stdout");
   app.add_option("--seed", seed, "seed of the launch resampling behind the max's simultaneous level");
   app.add_option("--resamples", resamples,
-                 "resampled launch sets for the max's simultaneous level (default 10000; 0: Bonferroni)")
+                 "max's simultaneous level: 0 (default) Bonferroni over the sizes; N: from N resampled launch sets (narrower, but "
+                 "under-covers at 5-20 launches a side, docs/compare.md)")
       ->check(CLI::Range(0, 10000000));
   app.add_option("--looks", looks,
                  "sequential: verdicts stay valid when asked again after adding launches (default); once: one look "

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
@@ -43,7 +44,36 @@ void print_usage(std::FILE* out) {
     std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                  static_cast<int>(c.summary.size()), c.summary.data());
   }
-  std::fprintf(out, "\n`ccbench <command> --help` for a command's options.\n");
+  std::fprintf(out, "\n`ccbench help <command>` or `ccbench <command> --help` for a command's options.\n");
+}
+
+const ccbench::cli::Command* find_command(std::string_view name) {
+  for (const auto& c : ccbench::cli::commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// `ccbench help COMMAND [SUBCOMMAND...]` is `ccbench COMMAND [SUBCOMMAND...] --help`: the command's
+// own help printer (its flag definitions), so help and the command cannot disagree.
+int help(int argc, char** argv) {
+  if (argc < 3) {
+    print_usage(stdout);
+    return 0;
+  }
+  const auto* command = find_command(argv[2]);
+  if (command == nullptr) {
+    std::fprintf(stderr, "ccbench help: unknown command '%s'\n\n", argv[2]);
+    print_usage(stderr);
+    return 2;
+  }
+  std::string program = "ccbench " + std::string(command->name);
+  std::string help_flag = "--help";
+  std::vector<char*> args{program.data()};
+  args.insert(args.end(), argv + 3, argv + argc);
+  args.push_back(help_flag.data());
+  args.push_back(nullptr);  // argv[argc] == NULL, as for any command
+  return command->main(static_cast<int>(args.size()) - 1, args.data());
 }
 
 }  // namespace
@@ -60,10 +90,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string name = argv[1];
-  if (name == "-h" || name == "--help" || name == "help") {
+  if (name == "-h" || name == "--help") {
     print_usage(stdout);
     return 0;
   }
+  if (name == "help") return help(argc, argv);
   if (name == "--version") {
     std::printf("ccbench %s\n", CCBENCH_VERSION);
     return 0;

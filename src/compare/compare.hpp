@@ -46,7 +46,9 @@ struct CompareOptions {
   Scope scope;                               // flags; narrowed further by the claim
   std::set<std::string> allow_mismatch;
   std::uint64_t seed = 20250709;
-  int resamples = 10000;
+  // The max's simultaneous lower bound: 0 is Bonferroni over the sizes (valid for any dependence and
+  // launch count); N > 0 resamples whole launches (docs/compare.md: under-covers with few launches).
+  int resamples = 0;
   int min_trials = 5;   // trials per side for trial-level tests and for a claim verdict
   double alpha = 0.05;  // per-size significance level
   // sequential: verdicts stay valid when asked again after adding launches (sequential.hpp);

@@ -117,9 +117,10 @@ std::vector<std::string> summary_lines(const Comparison& c) {
   if (s.ci_method == compare::CiMethod::t) {
     out.push_back(fmt::format(
         "CIs: t intervals on trials ({}); the max is the table's largest ratio (biased upward by "
-        "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, from {} resampled "
-        "launch sets)",
-        trials_and_launches(c.baseline, c.candidate), s.max_lower_level95, s.resamples));
+        "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, {})",
+        trials_and_launches(c.baseline, c.candidate), s.max_lower_level95,
+        s.resamples > 0 ? fmt::format("from {} resampled launch sets", s.resamples)
+                        : fmt::format("Bonferroni over {} sizes", c.rows.size())));
   }
   if (c.trials_needed && c.verdict == compare::Verdict::inconclusive) {
     // Trials that share a launch are not the launches this asks for: said so, not counted as them.

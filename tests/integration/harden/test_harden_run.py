@@ -70,7 +70,13 @@ class HardenRun(unittest.TestCase):
             self.assertIn(key, h)
         self.assertGreater(h["window_s"], 0.0)  # the run lasts as long as the machine makes it
         self.assertGreaterEqual(h["others_core_share"], 0.10, h)
-        self.assertIn("python3", [t["name"][:7] for t in h["others_top"]], h)
+        names = [t["name"][:7] for t in h["others_top"]]
+        self.assertTrue(all(names), h)
+        # The burners are named among the top three, unless three processes outside this test (a build
+        # beside it) each used more of a core than they got: the list is the top three by share.
+        if "python3" not in names:
+            self.assertEqual(len(h["others_top"]), 3, h)
+            self.assertTrue(all(t["core_share"] >= 0.2 for t in h["others_top"]), h)
         self.assertIn("# host busy: other processes used ", p.stdout)
 
 

@@ -12,7 +12,7 @@
   a sentence; a failing congestion gate (and any ccbench exit code) through scripts/mpirun.sh
   prints no Open MPI abort boxes, while the launcher's other notices stay. (The time left weighed
   by bytes: tests/unit/report/progress_line_test.cpp.)
-- 20: the README says near its top, and where GPU runs are introduced, that the NCCL backend has
+- 20: the README says near its top, and docs/run.md where GPU runs are introduced, that the NCCL backend has
   not run on a GPU, with what was checked.
 
 Environment: CCBENCH (the binary), CCBENCH_SOURCE (the checkout). Real mpirun, 2 and 4 ranks.
@@ -340,7 +340,8 @@ class LauncherWrapper(unittest.TestCase):
 
 
 class Readme(unittest.TestCase):
-    """Item 20: where GPU runs are introduced, the README says the NCCL backend has not run on one."""
+    """Item 20: the README near its top, and docs/run.md where GPU runs are introduced, say the NCCL
+    backend has not run on one."""
 
     def test_the_gpu_status_is_stated_near_the_top_and_in_gpu_runs(self):
         text = (SOURCE / "README.md").read_text()
@@ -348,7 +349,8 @@ class Readme(unittest.TestCase):
         self.assertIn("**The NCCL backend has not yet run on a GPU.**", top)
         for checked in ("CUDA 13.0", "NCCL 2.28", "recording fake", "scripts/device-check.sh"):
             self.assertIn(checked, top)
-        gpu = text[text.index("## GPU runs (NCCL)"):]
+        run_page = (SOURCE / "docs" / "run.md").read_text()
+        gpu = run_page[run_page.index("## GPU runs (NCCL)"):]
         gpu = gpu[:gpu.index("\n```")]
         self.assertIn("Not yet run on a GPU", gpu)
         # What was checked matches what the NCCL page and the device script say.

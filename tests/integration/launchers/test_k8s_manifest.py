@@ -7,9 +7,9 @@ checked against what uses it or what it claims:
 - an MPIJob v2beta1 whose mpiImplementation matches the mpirun syntax of its command (Open MPI);
 - one rank per GPU: slotsPerWorker == the worker's nvidia.com/gpu == the GPUs of the instance it
   is written for, and -np == workers x slots;
-- the EFA devices asked for, and every "N on INSTANCE" the manifest's comment and the README give,
-  are the instance profiles' efa_devices (configs/instances/aws.yaml);
-- the README's numbers (workers, slots, GPUs, EFA devices, hugepages, the binary's path) are the
+- the EFA devices asked for, and every "N on INSTANCE" the manifest's comment and docs/launch.md
+  give, are the instance profiles' efa_devices (configs/instances/aws.yaml);
+- docs/launch.md's numbers (workers, slots, GPUs, EFA devices, hugepages, the binary's path) are the
   manifest's;
 - extended resources and hugepages as Kubernetes takes them (requests == limits, a HugePages volume
   has a hugepages request, /dev/shm in memory); every mount has its volume;
@@ -56,11 +56,11 @@ with open(manifest) as f:
 docs = [d for d in yaml.safe_load_all(text) if d]
 with open(os.path.join(checkout, "configs/instances/aws.yaml")) as f:
     instances = yaml.safe_load(f)["instances"]
-with open(os.path.join(checkout, "README.md")) as f:
-    readme = f.read()
-readme_k8s = re.search(r"\*\*Kubernetes\*\*.*?\n\n", readme, re.DOTALL)
-check(readme_k8s, "README has no **Kubernetes** paragraph")
-readme_k8s = readme_k8s.group(0) if readme_k8s else ""
+with open(os.path.join(checkout, "docs", "launch.md")) as f:
+    launch_doc = f.read()
+doc_k8s = re.search(r"\*\*Kubernetes\*\*.*?\n\n", launch_doc, re.DOTALL)
+check(doc_k8s, "docs/launch.md has no **Kubernetes** paragraph")
+doc_k8s = doc_k8s.group(0) if doc_k8s else ""
 header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
 
 check(len(docs) == 1, f"{len(docs)} YAML documents, want 1")
@@ -95,13 +95,13 @@ lc, wc = pods["Launcher"]["containers"][0], pods["Worker"]["containers"][0]
 check(lc["image"] == wc["image"], f"launcher image {lc['image']} != worker image {wc['image']} (ranks run both)")
 
 # The instance the manifest is written for (the first of its "p5/p5e/p5en.48xlarge") and every
-# "N on NAME" of the manifest's comment and the README's paragraph against the instance profiles.
+# "N on NAME" of the manifest's comment and docs/launch.md's paragraph against the instance profiles.
 listed = re.search(r"\b((?:p[0-9][a-z0-9-]*/)*p[0-9][a-z0-9-]*)\.48xlarge", header)
 check(listed, "the manifest's comment names no instance type (NAME.48xlarge)")
 instance = f"{listed.group(1).split('/')[0]}.48xlarge" if listed else "?"
 profile = instances.get(instance, {})
 check(profile, f"{instance} is not in configs/instances/aws.yaml")
-for where, source in (("manifest comment", header), ("README", readme_k8s)):
+for where, source in (("manifest comment", header), ("docs/launch.md", doc_k8s)):
     pairs = re.findall(r"\b(\d+) on (p[0-9][a-z0-9-]*)\b", source)
     check(pairs, f"{where}: no 'N on INSTANCE' EFA counts")
     for count, family in pairs:
@@ -135,7 +135,7 @@ check(shm and wvols.get(shm[0]["name"], {}).get("emptyDir", {}).get("medium") ==
 
 for claim in (f"{workers} workers x {slots} slots", f"`nvidia.com/gpu: {gpus}`", f"`vpc.amazonaws.com/efa: {efa}`",
               f"`hugepages-2Mi: {limits.get('hugepages-2Mi')}`", f"`{job['apiVersion']}`"):
-    check(claim in readme_k8s, f"README's Kubernetes paragraph does not say {claim} (the manifest's value)")
+    check(claim in doc_k8s, f"docs/launch.md's Kubernetes paragraph does not say {claim} (the manifest's value)")
 
 # The launcher's script.
 command = lc.get("command", []) + lc.get("args", [])
@@ -161,9 +161,9 @@ check(len(binaries) == 1, f"the mpirun line starts {len(binaries)} ccbench binar
 finish()
 mpirun_opts, ccbench_path, ccbench_args = argv[:binaries[0]], argv[binaries[0]], argv[binaries[0] + 1:]
 
-readme_binary = re.search(r"ccbench at `([^`]+)`", readme_k8s)
-check(readme_binary and readme_binary.group(1) == ccbench_path,
-      f"README's binary {readme_binary.group(1) if readme_binary else None} != the launcher's {ccbench_path}")
+doc_binary = re.search(r"ccbench at `([^`]+)`", doc_k8s)
+check(doc_binary and doc_binary.group(1) == ccbench_path,
+      f"docs/launch.md's binary {doc_binary.group(1) if doc_binary else None} != the launcher's {ccbench_path}")
 check(os.path.dirname(ccbench_path) in launcher_env.get("PATH", "").split(":"),
       f"{os.path.dirname(ccbench_path)} is not on the launcher's PATH")
 np_value = mpirun_opts[mpirun_opts.index("-np") + 1] if "-np" in mpirun_opts else None
@@ -194,7 +194,7 @@ check(any(out_path.startswith(mp.rstrip("/") + "/") for mp in mounts),
 check(f"cat {out_path}" in script, f"the script does not print {out_path}")
 check(f"mkdir -p {os.path.dirname(out_path)}" in script, f"the script does not create {os.path.dirname(out_path)}")
 check(f":{out_path} " in header, f"the comment's kubectl cp does not fetch {out_path}")
-for where, source in (("manifest comment", header), ("README", readme_k8s)):
+for where, source in (("manifest comment", header), ("docs/launch.md", doc_k8s)):
     logs = re.findall(r"kubectl logs -f job/([a-z0-9-]+)", source)
     check(logs == [f"{name}-launcher"], f"{where}: kubectl logs names job/{logs}, the launcher job is {name}-launcher")
 finish()

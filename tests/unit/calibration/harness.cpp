@@ -110,8 +110,7 @@ Counts run_pairs(const NoiseModel& base, const NoiseModel& cand, const compare::
   Counts c;
   const bool use_max = options.claim ? options.claim->statistic == compare::Statistic::max
                                      : options.statistic == compare::Statistic::max;
-  compare::CompareOptions o = options;
-  o.resamples = kResamples;
+  const compare::CompareOptions& o = options;
   for (int i = 0; i < pairs; ++i) {
     const std::uint64_t s = seed * 1000003ULL + 2ULL * static_cast<std::uint64_t>(i);
     const auto b = make_side("baseline", base, s);
@@ -178,8 +177,7 @@ compare::CompareOptions one_look() {
 
 Asked ask_until_decided(NoiseModel base, NoiseModel cand, const compare::CompareOptions& options, std::uint64_t seed,
                         int first, int last) {
-  compare::CompareOptions o = options;
-  o.resamples = kResamples;
+  const compare::CompareOptions& o = options;
   Asked a;
   for (int n = first; n <= last; ++n) {
     base.trials = cand.trials = n;

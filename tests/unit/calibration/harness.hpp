@@ -58,9 +58,6 @@ struct Counts {
   double rate(int k) const { return runs ? static_cast<double>(k) / runs : 0.0; }
 };
 
-// Resampled launch sets behind the max's simultaneous level in every calibration comparison (the
-// CLI's default is 10000; 2000 puts a Monte Carlo error of about 0.0035 on the joint 97.5%).
-inline constexpr int kResamples = 2000;
 
 // Runs `pairs` comparisons of a baseline drawn from `base` and a candidate from `cand` (seeds derived
 // from `seed`), with `options` (a gate, a claim, or neither). `true_log` is the true log of the

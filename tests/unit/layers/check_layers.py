@@ -14,6 +14,7 @@ NODES = {
     "system": "system/",
     "compare": "compare/",
     "import": "import/",
+    "trace": "trace/",
     "report": "report/",
     "model": "model/",
     "screen": "screen/",
@@ -38,6 +39,7 @@ ALLOWED = {
     "channel": set(),
     "compare": {"core"},
     "import": {"core"},
+    "trace": {"core"},
     "report": {"core"},
     "model": {"core", "system"},
     # the search, and one test as a job started through launch (below it)
