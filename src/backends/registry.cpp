@@ -2,10 +2,12 @@
 // `--backend nccl` on a CPU-only build says why instead of "unknown backend". This file is the one
 // place that knows every backend (its own CMake target, above the backends it creates: no cycle).
 #include <algorithm>
+#include <stdexcept>
 
 #include "backends/backend.hpp"
 #include "backends/mpi/mpi_backend.hpp"
 #include "core/error.hpp"
+#include "core/types.hpp"
 #include "sweep/channel.hpp"
 
 #ifdef CCBENCH_HAVE_NCCL
@@ -115,17 +117,20 @@ std::unique_ptr<Backend> create_fabric(const BackendOptions& options) {
 
 const std::vector<BackendEntry>& backend_table() {
   static const std::vector<BackendEntry> table = {
-      {"mpi", "MPI collectives on host memory", &create_mpi, ""},
+      {ccbench::name(BackendKind::mpi), "MPI collectives on host memory", &create_mpi, ""},
 #ifdef CCBENCH_HAVE_NCCL
-      {"nccl", "NCCL collectives on GPU memory (NVLink, EFA through aws-ofi-nccl)", &create_nccl_backend, ""},
+      {ccbench::name(BackendKind::nccl), "NCCL collectives on GPU memory (NVLink, EFA through aws-ofi-nccl)",
+       &create_nccl_backend, ""},
 #else
-      {"nccl", "NCCL collectives on GPU memory", nullptr,
+      {ccbench::name(BackendKind::nccl), "NCCL collectives on GPU memory", nullptr,
        "this ccbench was built without NCCL (configure with -DCCBENCH_WITH_NCCL=ON and CUDA_HOME/NCCL_HOME)"},
 #endif
 #ifdef CCBENCH_HAVE_LIBFABRIC
-      {"libfabric", "libfabric point-to-point tests between 2 ranks (`ccbench fabric`)", &create_fabric, ""},
+      {ccbench::name(BackendKind::libfabric), "libfabric point-to-point tests between 2 ranks (`ccbench fabric`)",
+       &create_fabric, ""},
 #else
-      {"libfabric", "libfabric point-to-point tests between 2 ranks (`ccbench fabric`)", nullptr,
+      {ccbench::name(BackendKind::libfabric), "libfabric point-to-point tests between 2 ranks (`ccbench fabric`)",
+       nullptr,
        "this ccbench was built without libfabric (install libfabric-dev and configure with "
        "-DCCBENCH_WITH_LIBFABRIC=ON)"},
 #endif
@@ -134,15 +139,14 @@ const std::vector<BackendEntry>& backend_table() {
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
-  std::string known;
+  backend_flag(name);  // an unknown name: core's one message, the one `ccbench screen` gives too
   for (const auto& entry : backend_table()) {
-    known += (known.empty() ? "" : ", ") + std::string(entry.name);
     if (entry.name != name) continue;
     if (entry.create == nullptr)
       throw UsageError("--backend " + std::string(name) + ": " + std::string(entry.missing_reason));
     return entry.create(options);
   }
-  throw UsageError("--backend: unknown backend '" + std::string(name) + "' (known: " + known + ")");
+  throw std::logic_error("backend_table() lacks the backend " + std::string(name));
 }
 
 nlohmann::json built_in_library_versions() {

@@ -18,7 +18,7 @@ namespace s3 = checkpoint::s3;
 namespace {
 
 std::uint64_t size_flag(const char* flag, const std::string& text) {
-  const std::uint64_t v = byte_flag(flag, text);
+  const std::uint64_t v = bytes_flag(flag, text, kFileBytes);
   if (v == 0 || v % 4096 != 0)
     throw UsageError(fmt::format("{}: {} is not a positive multiple of 4K (4096 bytes)", flag, text));
   return v;
@@ -33,7 +33,7 @@ double positive_flag(const char* flag, const std::string& text) {
 // S3's multipart limits (5 MiB to 5 GiB a part). What an engine cannot do (--direct on S3, 10,000
 // parts) is the engine's to refuse (Storage::refuses), in the command.
 void check_s3_flags(CheckpointOptions& opt, const std::string& part_size) {
-  opt.remote.part_bytes = byte_flag("--part-size", part_size);
+  opt.remote.part_bytes = bytes_flag("--part-size", part_size, kFileBytes);
   if (opt.remote.part_bytes < (5ULL << 20) || opt.remote.part_bytes > (5ULL << 30))
     throw UsageError(fmt::format(
         "--part-size: {} is outside S3's part sizes (5M to 5G; every part but the last is at least 5 MiB)", part_size));

@@ -14,6 +14,7 @@
 #include "compare/claim.hpp"
 #include "compare/compare.hpp"
 #include "compare/render.hpp"
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/output_folders.hpp"
@@ -26,19 +27,6 @@ namespace {
 
 using namespace ccbench;
 using namespace ccbench::compare;
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    auto piece = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!piece.empty()) out.push_back(piece);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 // BASE and CAND: a path that exists is one input even when its name holds a comma; anything else
 // is a comma-separated list, where "\," stands for a comma inside a name.
@@ -120,10 +108,12 @@ int compare_main(int argc, char** argv) {
     o.alpha = alpha;
     o.looks = *parse_looks(looks);
     for (const auto& a : allow) {
-      for (const auto& k : split_commas(a)) o.allow_mismatch.insert(k);
+      for (const std::string_view k : split_commas(a))
+        if (!k.empty()) o.allow_mismatch.insert(std::string(k));
     }
     if (!ops.empty()) {
-      for (const auto& op : split_commas(ops)) {
+      for (const std::string_view op : split_commas(ops)) {
+        if (op.empty()) continue;
         if (!parse_op(op)) throw UsageError(fmt::format("--ops: unknown op '{}'", op));
         o.scope.ops.push_back(std::string(name(*parse_op(op))));
       }

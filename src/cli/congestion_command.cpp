@@ -16,7 +16,6 @@
 
 #include "cli/measuring_commands.hpp"
 #include "cli/parse_flags.hpp"
-#include "cli/run_metadata.hpp"
 #include "congestion/impact.hpp"
 #include "congestion/layout.hpp"
 #include "congestion/phases.hpp"
@@ -26,6 +25,7 @@
 #include "core/sizes.hpp"
 #include "measure/frame.hpp"
 #include "sweep/rank_hosts.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
@@ -36,15 +36,8 @@ using namespace ccbench::congestion;
 using congestion_run::CongestionOptions;
 using congestion_run::kCommand;
 
-std::uint64_t bytes_flag(const char* flag, const std::string& text) {
-  try {
-    const std::uint64_t v = parse_bytes(text);
-    if (v == 0) throw UsageError("must be at least 1 byte");
-    return v;
-  } catch (const UsageError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what());
-  }
-}
+// A measured or congestor op moves at least one byte.
+constexpr BytesRange kOpBytes{.min_bytes = 1};
 
 // Returns false when --help was printed. Throws UsageError naming the flag.
 bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& opt, bool print_help) {
@@ -63,7 +56,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   app.get_option("--json")->description(
       "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
   std::string measured_hosts, measured_ranks;
-  app.add_option("--backend", config.backend, "mpi (the only backend congestion runs on so far)")
+  add_backend_flag(app, config.backend, "mpi (the only backend congestion runs on so far)")
       ->default_val(config.backend);
   app.add_option("--measured-hosts", measured_hosts,
                  "hosts whose ranks are measured (default: the first 20% of the hosts, at least 2 ranks)");
@@ -113,9 +106,9 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
     throw UsageError(fmt::format("--ranks-per-host: must be 0 (by hostname) or more, got {}", opt.ranks_per_host));
   }
   opt.layout.patterns = parse_patterns(opt.patterns);
-  opt.lat = bytes_flag("--lat-bytes", opt.lat_bytes);
-  opt.bw = bytes_flag("--bw-bytes", opt.bw_bytes);
-  opt.congestor = bytes_flag("--congestor-bytes", opt.congestor_bytes);
+  opt.lat = bytes_flag("--lat-bytes", opt.lat_bytes, kOpBytes);
+  opt.bw = bytes_flag("--bw-bytes", opt.bw_bytes, kOpBytes);
+  opt.congestor = bytes_flag("--congestor-bytes", opt.congestor_bytes, kOpBytes);
   if (!opt.max_impact.empty()) {
     double m = std::nan("");
     try {
@@ -235,14 +228,9 @@ int congestion_entry(measure::Frame& frame) {
   } catch (const UsageError& e) {
     return frame.usage_error(e.what());
   }
-  const auto describe = [&](const RunConfig& c, ControlChannel& channel, const Backend& backend, const Plan& plan) {
-    ResultFile file = describe_run(c, channel, backend, plan, argc, argv);
-    // describe_run names the command `ccbench run`; these files must say how they were made.
-    if (!file.run.command.empty()) file.run.command[0] = congestion_run::kCommand;
-    return file;
-  };
+  opt.command = recorded_command(kCommand, argc, argv);
   ConsolePrinter printer;
-  return congestion_run::run_congestion(world, frame.ending(), config, opt, layout, describe, printer);
+  return congestion_run::run_congestion(world, frame.ending(), config, opt, layout, printer);
 }
 
 }  // namespace ccbench::cli

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/run_metadata.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/run_metadata.hpp"
@@ -21,6 +20,7 @@
 #include "fabric/fabric_options.hpp"
 #include "fabric/providers.hpp"
 #include "sweep/console_reporter.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/session.hpp"
 
 namespace ccbench::cli {
@@ -29,9 +29,8 @@ namespace {
 using fabric::FabricBackend;
 using fabric::FabricConfig;
 
-// The header hook: the fabric section, the command and the config say what this run did.
+// The header hook: the fabric section and the config say what this run did.
 void describe_fabric_run(ResultFile& header, const FabricConfig& config, const FabricBackend& backend) {
-  if (!header.run.command.empty()) header.run.command[0] = "ccbench fabric";
   const nlohmann::json fabric = backend.describe();
   const RunMetadata run(header);
   FabricRecord record;
@@ -120,7 +119,7 @@ int fabric_entry(measure::Frame& frame) {
     return make_backend("libfabric", options);
   };
   hooks.describe = [&config, &frame](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config.run, ch, backend, plan, frame.argc(), frame.argv());
+    return describe_run(config.run, ch, backend, plan, recorded_command("ccbench fabric", frame.argc(), frame.argv()));
   };
   hooks.adjust_header = [&config](ResultFile& header, const Backend& backend) {
     describe_fabric_run(header, config, static_cast<const FabricBackend&>(backend));

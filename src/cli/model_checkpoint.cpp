@@ -281,7 +281,7 @@ int checkpoint_main(int argc, char** argv) {
   app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
   return run_reporting_errors("ccbench model checkpoint", [&] {
     if (!parse_flags_or_help(app, argc, argv, true)) return exit_code::ok;
-    in.part_bytes = byte_flag("--part-size", part);
+    in.part_bytes = bytes_flag("--part-size", part, kFileBytes);
     if (in.part_bytes < (5ULL << 20) || in.part_bytes > (5ULL << 30))
       throw UsageError(fmt::format("--part-size: {} is outside S3's 5M..5G", part));
     in.workload = model::load_workload(workload_file);

@@ -3,11 +3,11 @@
 // does the rest. None of the measuring happens here.
 #include "backends/backend.hpp"
 #include "cli/measuring_commands.hpp"
-#include "cli/run_metadata.hpp"
 #include "cli/run_options.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "measure/frame.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/session.hpp"
 
 namespace ccbench::cli {
@@ -36,7 +36,7 @@ int run_entry(measure::Frame& frame) {
     return make_backend(config.backend, options);
   };
   hooks.describe = [&config, &frame](ControlChannel& ch, const Backend& backend, const Plan& plan) {
-    return describe_run(config, ch, backend, plan, frame.argc(), frame.argv());
+    return describe_run(config, ch, backend, plan, recorded_command("ccbench run", frame.argc(), frame.argv()));
   };
   return RunSession(channel, config, std::move(hooks), frame.ending()).run();
 }

@@ -12,6 +12,7 @@
 #include "core/numbers.hpp"
 #include "sweep/config_file.hpp"
 #include "sweep/flag_suggestion.hpp"
+#include "sweep/run_flags.hpp"
 #include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
@@ -35,17 +36,17 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   std::string link_gbps, groups_spec = "none";
   std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench", config_path;
   SharedFlagText shared;
-  app.add_option("--backend", config.backend, "mpi | nccl")->default_val(config.backend);
-  app.add_option("--ops", ops, "comma list: allreduce,allgather,alltoall,reduce_scatter,broadcast")
+  add_backend_flag(app, config.backend, "mpi | nccl")->default_val(config.backend);
+  app.add_option("--ops", ops, "comma list: " + op_names(all_collective_ops(), ","))
       ->default_str("allreduce,allgather,alltoall");
   add_shared_flags(app, config, shared, "collective");
-  app.add_option("-d,--dtype", dtype, "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2")
+  app.add_option("-d,--dtype", dtype, dtype_names(" "))
       ->default_str("float");
-  app.add_option("-o,--redop", redop, "sum prod min max avg")->default_str("sum");
+  app.add_option("-o,--redop", redop, redop_names(" "))->default_str("sum");
   app.add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
-  app.add_option("--path", config.nccl_path, "nccl: nvlink | efa | all");
+  add_nccl_path_flag(app, config.nccl_path, "nccl: nvlink | efa | all");
   app.add_option("--groups", groups_spec,
                  "concurrent communicators: mod:N (same rank mod N together), div:N (blocks of N), none")
       ->default_str("none");
@@ -88,11 +89,11 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     }
   }
   for (Op op : config.ops) {
-    if (!info(op).is_collective) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
+    if (!info(op).is_collective()) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
   }
   apply_shared_flags(config, shared);
   config.dtype = parse_enum<DType>("-d/--dtype", dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
-  config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, "sum, prod, min, max, avg");
+  config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, redop_names().c_str());
   if (config.redop == RedOp::none) throw UsageError("-o/--redop: 'none' is not a reduction");
   if (in_place == "yes" || in_place == "1" || in_place == "true") {
     config.in_place = InPlaceMode::yes;

@@ -1,7 +1,8 @@
 // `ccbench screen`: finds the bad hosts of an allocation (docs/screen.md). Launched from a shell;
 // starts the launcher (mpirun or srun) itself, once per test, each test an ordinary `ccbench run`
 // under its watchdog writing an ordinary result file. The search (which tests, who is blamed) is
-// src/screen/search.hpp; starting, ending and judging the tests is src/launch/ (screen_test.hpp);
+// src/screen/search.hpp; one test's command and judgement src/screen/screen_test.hpp, starting and
+// ending the jobs src/launch/;
 // this file parses the flags and prints and writes the outputs. It never loads MPI.
 #include <fmt/format.h>
 #include <signal.h>
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -38,10 +38,11 @@
 #include "launch/command_line.hpp"
 #include "launch/hosts.hpp"
 #include "launch/outcome.hpp"
-#include "launch/screen_test.hpp"
 #include "screen/outputs.hpp"
+#include "screen/screen_test.hpp"
 #include "screen/search.hpp"
 #include "sweep/flag_suggestion.hpp"
+#include "sweep/run_flags.hpp"
 #include "system/instance_profile.hpp"
 
 namespace ccbench::cli {
@@ -54,7 +55,7 @@ constexpr int kScreenVersion = 3;
 constexpr int kExitSomeBad = 1;
 constexpr int kExitCouldNotRun = 3;
 
-struct ScreenOptions : launch::ScreenTestConfig {
+struct ScreenOptions : ScreenTestConfig {
   std::vector<std::string> hosts;
   std::string hosts_source;  // --hosts, --hostfile FILE or SLURM_JOB_NODELIST
   std::string launcher_name = "mpirun";
@@ -86,7 +87,7 @@ void on_signal(int sig) { g_signal = sig; }
 
 // Runs one round's tests, at most `concurrency` at once (0: all), each bounded by the deadline,
 // and prints a line as each ends. Returns false when interrupted by a signal.
-bool run_round(std::vector<launch::ScreenTest>& round, const ScreenOptions& o, const std::vector<std::string>& names) {
+bool run_round(std::vector<ScreenTest>& round, const ScreenOptions& o, const std::vector<std::string>& names) {
   std::vector<launch::Job> jobs;
   for (const auto& t : round) jobs.push_back(t.job);
   launch::RunLimits limits;
@@ -94,9 +95,9 @@ bool run_round(std::vector<launch::ScreenTest>& round, const ScreenOptions& o, c
   limits.deadline_s = o.test_timeout_s;
   limits.who = "ccbench screen";
   return launch::run_jobs(jobs, limits, g_signal, [&](std::size_t index, const launch::JobEnd& end) {
-    launch::ScreenTest& t = round[index];
+    ScreenTest& t = round[index];
     t.end = end;
-    launch::judge_screen_test(t, o);
+    judge_screen_test(t, o);
     if (!end.started) return;
     std::string hosts;
     for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
@@ -136,28 +137,27 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
       "2 usage, 3 the screen could not run.",
       "ccbench screen"};
   std::string hosts_text, hostfile, small = "8", large = "4M", instance_type;
+  // `ccbench run`'s flags of the same names (sweep/run_flags): what run takes, the screen takes.
+  std::string timeout = fmt::format("{}", o.timeout_s), max_time_per_size = fmt::format("{}", o.max_time_per_size_s);
   std::optional<double> expect_busbw, expect_latency;
   app.add_option("--hosts", hosts_text, "comma-separated host names or Slurm hostlists (ccb-h[0-3,5])");
   app.add_option("--hostfile", hostfile, "Open MPI hostfile (host [slots=N] per line)");
   app.add_option("--ranks-per-host", o.ranks_per_host, "ranks on each host (default 1)")->check(CLI::Range(1, 1024));
-  app.add_option("--backend", o.backend, "mpi | nccl (default mpi)")->check(CLI::IsMember({"mpi", "nccl"}));
-  app.add_option("--path", o.path, "nvlink | efa | all (nccl)")->check(CLI::IsMember({"nvlink", "efa", "all"}));
+  add_backend_flag(app, o.backend, "mpi | nccl (default mpi)");
+  add_nccl_path_flag(app, o.path, "nvlink | efa | all (nccl)");
   app.add_option("--launcher", o.launcher_name, "mpirun | srun (default mpirun)")
       ->check(CLI::IsMember({"mpirun", "srun"}));
   app.add_option("--launcher-arg", o.launcher_args, "one argument for the launcher (repeatable; or after --)")
       ->allow_extra_args(false);
-  app.add_option("--op", o.op, "the collective of every test (default allreduce)")
-      ->check(CLI::IsMember({"allreduce", "allgather", "alltoall", "reduce_scatter", "broadcast"}));
+  std::vector<std::string> collectives;
+  for (Op op : all_collective_ops()) collectives.emplace_back(name(op));
+  app.add_option("--op", o.op, "the collective of every test (default allreduce)")->check(CLI::IsMember(collectives));
   app.add_option("-b,--small-bytes", small, "the latency-bound size (default 8)");
   app.add_option("-e,--large-bytes", large, "the bandwidth-bound size (default 4M)");
-  app.add_option("-n,--iters", o.iters, "samples per size, or auto (default 10)");
-  app.add_option("-w,--warmup", o.warmup, "warm-up ops per size (default 2)")->check(CLI::Range(0, 100000));
-  app.add_option("-T,--timeout", o.timeout_s, "each test's watchdog, seconds (default 30)")
-      ->check(finite_number())
-      ->check(CLI::Range(1.0, 1e6));
-  app.add_option("--max-time-per-size", o.max_time_per_size_s, "seconds of samples per size (default 2)")
-      ->check(finite_number())
-      ->check(CLI::Range(0.01, 1e6));
+  add_iters_flag(app, o.iters, "samples per size, or auto (default 10)");
+  add_warmup_flag(app, o.warmup, "warm-up ops per size (default 2)");
+  add_timeout_flag(app, timeout, "each test's watchdog, seconds (default 30; 0 = none: the test deadline ends it)");
+  add_max_time_per_size_flag(app, max_time_per_size, "seconds of samples per size (default 2)");
   app.add_option("--test-timeout", o.test_timeout_s,
                  "seconds after which the screen ends a test itself (default 2 x -T + 60)")
       ->check(finite_number())
@@ -233,25 +233,21 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
     } else {
       throw UsageError("no hosts: give --hosts or --hostfile, or run inside a Slurm allocation (SLURM_JOB_NODELIST)");
     }
-    auto bytes = [](const char* flag, const std::string& text) {
-      try {
-        return parse_bytes(text);
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
-      }
-    };
-    o.small_bytes = bytes("-b/--small-bytes", small);
-    o.large_bytes = bytes("-e/--large-bytes", large);
+    o.small_bytes = bytes_flag("-b/--small-bytes", small);
+    o.large_bytes = bytes_flag("-e/--large-bytes", large);
     if (o.small_bytes == 0 || o.large_bytes <= o.small_bytes)
       throw UsageError(
           fmt::format("-b/--small-bytes {} and -e/--large-bytes {}: need 0 < small < large", small, large));
-    if (!o.path.empty() && o.backend != "nccl") throw UsageError("--path: only with --backend nccl");
-    if (o.iters != "auto") {
-      unsigned long long n_iters = 0;
-      const auto [end, ec] = std::from_chars(o.iters.data(), o.iters.data() + o.iters.size(), n_iters);
-      if (ec != std::errc() || end != o.iters.data() + o.iters.size() || n_iters == 0 || n_iters > 100000000)
-        throw UsageError(fmt::format("-n/--iters {}: give a count of samples >= 1, or auto", o.iters));
+    // Run's checks, in run's words: a test's `ccbench run` would refuse the same values.
+    const BackendKind backend = backend_flag(o.backend);
+    if (!o.path.empty()) {  // in run's order: the registry refuses --path for other backends first
+      if (backend != BackendKind::nccl) throw UsageError("--path applies to --backend nccl only");
+      nccl_path_flag(o.path);
     }
+    parse_iters_flag(o.iters);
+    check_warmup_flag(o.warmup);
+    o.timeout_s = parse_timeout_flag(timeout);
+    o.max_time_per_size_s = parse_max_time_per_size_flag(max_time_per_size);
     if (o.test_timeout_s == 0) o.test_timeout_s = 2 * o.timeout_s + 60;
     o.criteria.judge_busbw = o.judge != "latency";
     o.criteria.judge_latency = o.judge != "busbw";
@@ -358,7 +354,7 @@ void print_table(const Search& search, const ScreenOptions& o, double elapsed_s)
 }
 
 // screen.json: the configuration, the floors, every host's verdict and evidence, every test.
-nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const std::vector<launch::ScreenTest>& done,
+nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const std::vector<ScreenTest>& done,
                            const Timing& timing, int exit, int argc, char** argv) {
   const int n = static_cast<int>(o.hosts.size());
   std::map<Verdict, int> counts;
@@ -454,7 +450,7 @@ nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const s
                           {"implicating_tests", r.implicating_tests}});
   }
   j["tests"] = nlohmann::json::array();
-  for (const launch::ScreenTest& t : done) {
+  for (const ScreenTest& t : done) {
     std::vector<std::string> names;
     for (int h : t.spec.hosts) names.push_back(o.hosts[static_cast<std::size_t>(h)]);
     j["tests"].push_back(
@@ -520,17 +516,17 @@ int screen_main(int argc, char** argv) {
   const std::string owner = fmt::format("screen-{}-{}", ::getpid(), started_at);
   ::setenv("CCBENCH_LOAD_OWNER", owner.c_str(), 1);
   Search search(n, o.criteria, o.concurrency);
-  std::vector<launch::ScreenTest> done;
+  std::vector<ScreenTest> done;
   bool launched_any = false;
   for (auto round = search.next_round(); !round.empty(); round = search.next_round()) {
-    std::vector<launch::ScreenTest> runs;
-    for (const TestSpec& spec : round) runs.push_back(launch::make_screen_test(o, spec, o.hosts, out_abs / "tests"));
+    std::vector<ScreenTest> runs;
+    for (const TestSpec& spec : round) runs.push_back(make_screen_test(o, spec, o.hosts, out_abs / "tests"));
     if (!run_round(runs, o, o.hosts)) {
       std::fprintf(stderr, "ccbench screen: interrupted by signal %d; tests so far are in %s\n", g_signal.load(),
                    o.out.string().c_str());
       return 128 + g_signal.load();
     }
-    for (launch::ScreenTest& t : runs) {
+    for (ScreenTest& t : runs) {
       // A rank that started (a result file) or a host the launcher could not reach is a result;
       // a launcher that fails the same way for every host before any rank starts is not.
       if (fs::exists(t.result_file) || t.measurement.outcome == Outcome::unreachable || t.end.killed_at_deadline)
@@ -541,7 +537,7 @@ int screen_main(int argc, char** argv) {
   }
   if (!launched_any) {
     // `ccbench run` refused its arguments (a flag screen passes through): its own message, exit 2.
-    for (const launch::ScreenTest& t : done) {
+    for (const ScreenTest& t : done) {
       std::stringstream log(launch::collect(t.job.log_file, {}).log);
       for (std::string line; std::getline(log, line);)
         if (line.rfind("ccbench run: ", 0) == 0) {

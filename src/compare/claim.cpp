@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/numbers.hpp"
@@ -77,14 +78,8 @@ std::vector<std::string> string_list(const std::filesystem::path& path, const YA
     for (const auto& item : node) out.push_back(scalar(path, item, key));
   } else {
     const std::string s = scalar(path, node, key);
-    std::size_t start = 0;
-    while (start <= s.size()) {
-      const auto comma = s.find(',', start);
-      const auto piece = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!piece.empty()) out.push_back(piece);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    for (const std::string_view piece : split_commas(s))
+      if (!piece.empty()) out.push_back(std::string(piece));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 
 namespace ccbench::congestion {
@@ -20,16 +21,10 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
+// The comma list's items, each trimmed of spaces and tabs ("0, 1" is ranks 0 and 1).
+std::vector<std::string> trimmed_items(const std::string& text) {
   std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(
-        trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const std::string_view item : split_commas(text)) out.push_back(trim(item));
   return out;
 }
 
@@ -81,7 +76,7 @@ std::string_view name(Pattern p) {
 
 std::vector<Pattern> parse_patterns(const std::string& text) {
   std::vector<Pattern> out;
-  for (const std::string& item : split_commas(text)) {
+  for (const std::string& item : trimmed_items(text)) {
     std::optional<Pattern> p;
     for (Pattern candidate : {Pattern::alltoall, Pattern::incast, Pattern::bcast}) {
       if (item == name(candidate)) p = candidate;
@@ -99,7 +94,7 @@ std::vector<Pattern> parse_patterns(const std::string& text) {
 
 std::vector<int> parse_rank_list(const std::string& text) {
   std::set<int> ranks;
-  for (const std::string& item : split_commas(text)) {
+  for (const std::string& item : trimmed_items(text)) {
     const auto dash = item.find('-');
     if (dash == std::string::npos) {
       if (!ranks.insert(parse_rank(item, text)).second) {

@@ -21,6 +21,7 @@
 #include "congestion_run/instruments.hpp"
 #include "congestion_run/phase_files.hpp"
 #include "core/error.hpp"
+#include "sweep/describe_run.hpp"
 #include "sweep/engine.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/watchdog.hpp"
@@ -279,13 +280,13 @@ int PhaseRun::run() {
 // The measured set's metadata (rank 0 is always measured) and, on rank 0, every file opened.
 // Returns the agreed -J/--json error, "" when all is well.
 std::string open_files(ControlChannel& world, const RunConfig& config, const CongestionOptions& opt,
-                       const Layout& layout, Instruments& in, const Describe& describe, ResultFile& header,
+                       const Layout& layout, Instruments& in, ResultFile& header,
                        PhaseWriters& writers) {
   RunConfig header_config = config;
   header_config.ops = {Op::allreduce, Op::alltoall};
   header_config.sizes = SizeRange{std::min(opt.lat, opt.bw), std::max(opt.lat, opt.bw), 2.0, 0};
   if (layout.is_measured(world.rank())) {
-    header = describe(header_config, *in.measured_channel, *in.measured_backend, in.plan);
+    header = describe_run(header_config, *in.measured_channel, *in.measured_backend, in.plan, opt.command);
   }
   std::string error;
   if (world.is_root()) error = open_phase_files(writers, header, config, opt, layout);
@@ -299,7 +300,7 @@ MakeBackend registry_backends() {
 }
 
 int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
-                   const Layout& layout, const Describe& describe, Printer& printer, const MakeBackend& make_backend) {
+                   const Layout& layout, Printer& printer, const MakeBackend& make_backend) {
   // The set-up (every set's channel and backend, the peer table, the files) is watched: a hang
   // there is exit 3, not a held allocation. The phase loop has its own watchdog.
   ending.arm_setup(config.timeout_s);
@@ -318,7 +319,7 @@ int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& co
   // measured set (compare one pattern's isolated file with its congested file directly).
   PhaseWriters writers(layout.patterns.size());
   ResultFile header;
-  if (const std::string error = open_files(world, config, opt, layout, in, describe, header, writers); !error.empty()) {
+  if (const std::string error = open_files(world, config, opt, layout, in, header, writers); !error.empty()) {
     return usage(world, error);
   }
   ending.setup_done();

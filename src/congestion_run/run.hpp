@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +34,7 @@ struct CongestionOptions {
   std::string max_impact;  // empty: no gate
   std::optional<double> max_impact_value;
   std::uint64_t lat = 8, bw = 1 << 20, congestor = 4 << 20;
+  std::vector<std::string> command;  // recorded in every result file (command[0] = kCommand)
 };
 
 // One finished phase as rank 0 prints it: the maxima over the ranks.
@@ -63,9 +63,6 @@ class Printer {
   virtual void flush() = 0;
 };
 
-// The metadata of the measured set's result files (the cli's describe_run).
-using Describe = std::function<ResultFile(const RunConfig&, ControlChannel&, const Backend&, const Plan&)>;
-
 // Makes a backend by name for a set's channel (the registry's make_backend; a test hands a fake).
 using MakeBackend = std::function<std::unique_ptr<Backend>(std::string_view name, const BackendOptions& options)>;
 MakeBackend registry_backends();
@@ -75,7 +72,7 @@ MakeBackend registry_backends();
 // errors while measuring end the rank through `ending` (sweep/run_ending.hpp), which rank 0 has
 // given every phase file and the summary to finish.
 int run_congestion(ControlChannel& world, RunEnding& ending, const RunConfig& config, const CongestionOptions& opt,
-                   const congestion::Layout& layout, const Describe& describe, Printer& printer,
+                   const congestion::Layout& layout, Printer& printer,
                    const MakeBackend& make_backend = registry_backends());
 
 }  // namespace ccbench::congestion_run

@@ -18,63 +18,42 @@ OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks)
   const std::uint64_t elt = info(dtype).size_bytes;
   const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
   OpLayout layout;
-  switch (op) {
-    case Op::allgather:
-      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
-      layout.send_elements = layout.count;
-      layout.recv_elements = layout.count * n;
-      layout.bytes = layout.count * n * elt;
-      break;
-    case Op::reduce_scatter:
-      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
-      layout.send_elements = layout.count * n;
-      layout.recv_elements = layout.count;
-      layout.bytes = layout.count * n * elt;
-      break;
-    case Op::alltoall:
-      layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
-      layout.send_elements = layout.count * n;
-      layout.recv_elements = layout.count * n;
-      layout.bytes = layout.count * n * elt;
-      break;
-    default:
-      layout.count = nominal_bytes / elt;
-      layout.send_elements = layout.count;
-      layout.recv_elements = layout.count;
-      layout.bytes = layout.count * elt;
-      break;
+  const OpBuffers buffers = info(op).buffers;
+  if (buffers == OpBuffers::whole) {
+    layout.count = nominal_bytes / elt;
+    layout.send_elements = layout.count;
+    layout.recv_elements = layout.count;
+    layout.bytes = layout.count * elt;
+    return layout;
   }
+  // S is a total over the ranks: each rank's block is `count` elements.
+  layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
+  layout.bytes = layout.count * n * elt;
+  layout.send_elements = buffers == OpBuffers::gather ? layout.count : layout.count * n;
+  layout.recv_elements = buffers == OpBuffers::scatter ? layout.count : layout.count * n;
   return layout;
 }
 
 std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks) {
   const std::uint64_t elt = info(dtype).size_bytes;
   const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
-  switch (op) {
-    case Op::allgather:
-    case Op::reduce_scatter:
-    case Op::alltoall:
-      return per_rank_granule_elements(elt) * elt * n;
-    default:
-      return elt;
-  }
+  if (info(op).buffers == OpBuffers::whole) return elt;
+  return per_rank_granule_elements(elt) * elt * n;
 }
 
 double bus_factor(Op op, int nranks) {
   const double n = nranks < 1 ? 1.0 : static_cast<double>(nranks);
-  switch (op) {
-    case Op::allreduce:
+  switch (info(op).bus) {
+    case BusFactor::allreduce_ring:
       return 2.0 * (n - 1.0) / n;
-    case Op::allgather:
-    case Op::reduce_scatter:
-    case Op::alltoall:
+    case BusFactor::ring:
       return (n - 1.0) / n;
-    // Both directions carry `bytes` at once: busbw is the aggregate, algbw one direction.
-    case Op::fabric_bibw:
+    case BusFactor::both_directions:
       return 2.0;
-    default:
+    case BusFactor::one:
       return 1.0;
   }
+  return 1.0;
 }
 
 double algbw_gbps(std::uint64_t bytes, double time_us) {

@@ -22,6 +22,8 @@ enum class Op : std::uint8_t {
   checkpoint_read,
   checkpoint_commit,
 };
+// The last Op: core/types.cpp's table must hold one row per op up to it, in order (static_assert).
+inline constexpr Op kLastOp = Op::checkpoint_commit;
 
 enum class DType : std::uint8_t {
   int8,
@@ -35,7 +37,17 @@ enum class DType : std::uint8_t {
   fp8_e4m3,
   fp8_e5m2,
 };
+inline constexpr DType kLastDType = DType::fp8_e5m2;
 
 enum class RedOp : std::uint8_t { sum, prod, min, max, avg, none };
+inline constexpr RedOp kLastRedOp = RedOp::none;
+
+// What --backend names (backends/registry.cpp makes each one).
+enum class BackendKind : std::uint8_t { mpi, nccl, libfabric };
+inline constexpr BackendKind kLastBackendKind = BackendKind::libfabric;
+
+// The NCCL backend's --path: which transports NCCL may use.
+enum class NcclPath : std::uint8_t { nvlink, efa, all };
+inline constexpr NcclPath kLastNcclPath = NcclPath::all;
 
 }  // namespace ccbench

@@ -143,7 +143,9 @@ CCBENCH_HD std::int64_t reduced_value(const Params& p, std::uint64_t index) {
   return acc;
 }
 
-CCBENCH_HD bool is_reduction(Op op) { return op == Op::allreduce || op == Op::reduce_scatter; }
+// The table's is_reduction for device code, which cannot read core/types.cpp's table (a
+// static_assert there keeps the two equal).
+CCBENCH_HD constexpr bool is_reduction(Op op) { return op == Op::allreduce || op == Op::reduce_scatter; }
 
 // What `rank` puts at logical position `index` of its send data (count elements per block as in
 // OpLayout: allreduce/broadcast `count`, allgather `count`, reduce_scatter and alltoall n*count).

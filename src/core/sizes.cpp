@@ -1,5 +1,7 @@
 #include "core/sizes.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -51,6 +53,20 @@ std::uint64_t parse_bytes(std::string_view text) {
     throw UsageError("size '" + original + "' is too large");
   }
   return value * multiplier;
+}
+
+std::uint64_t bytes_flag(std::string_view flag, std::string_view text, const BytesRange& range) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_bytes(text);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+  if (bytes < range.min_bytes)
+    throw UsageError(
+        fmt::format("{}: must be at least {} byte{}", flag, range.min_bytes, range.min_bytes == 1 ? "" : "s"));
+  if (bytes > range.max_bytes) throw UsageError(fmt::format("{}: {} is above {}", flag, text, range.above_max));
+  return bytes;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -328,7 +328,7 @@ bool FabricBackend::receives(Op op) const {
 }
 
 std::optional<std::string> FabricBackend::unsupported(const CaseSpec& c) const {
-  if (info(c.op).is_collective) return std::string("not a fabric test");
+  if (info(c.op).is_collective()) return std::string("not a fabric test");
   if (c.nranks != 2) return std::string("fabric tests run between exactly 2 ranks");
   if ((c.op == Op::fabric_write || c.op == Op::fabric_read) && !rma_) {
     return fmt::format("provider {} does not offer FI_RMA", provider_);

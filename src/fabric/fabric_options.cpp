@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "sweep/session_flags.hpp"
@@ -15,20 +16,17 @@ std::string_view name(MemoryKind kind) { return kind == MemoryKind::cuda ? "cuda
 
 std::vector<Op> parse_fabric_ops(const std::string& text) {
   std::vector<Op> ops;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
+  for (const std::string_view view : split_commas(text)) {
+    if (view.empty()) continue;
+    const std::string item(view);
     const std::string full = item.rfind("fabric_", 0) == 0 ? item : "fabric_" + item;
     const auto op = parse_op(full);
-    if (!op || info(*op).is_collective) {
-      throw UsageError("--ops: unknown fabric test '" + item + "' (expected pingpong, bw, bibw, write, read)");
+    if (!op || info(*op).is_collective()) {
+      throw UsageError("--ops: unknown fabric test '" + item + "' (expected " + op_aliases(all_fabric_ops()) + ")");
     }
     if (std::ranges::find(ops, *op) == ops.end()) ops.push_back(*op);
   }
-  if (ops.empty()) throw UsageError("--ops: empty list (expected pingpong, bw, bibw, write, read)");
+  if (ops.empty()) throw UsageError("--ops: empty list (expected " + op_aliases(all_fabric_ops()) + ")");
   return ops;
 }
 

@@ -135,7 +135,8 @@ struct Logged {
 // (two-decimal rounding blurs it from about 128 ranks on).
 int ranks_from_bus_factor(const std::vector<ResultRow>& rows, const std::vector<Logged>& logged, const std::string& op) {
   const auto parsed = parse_op(op);
-  if (!parsed || *parsed == Op::broadcast) return 0;
+  // busbw / algbw = scale (n-1)/n: scale 2 for allreduce, 1 for the ring ops; no n in a factor of 1.
+  if (!parsed || (info(*parsed).bus != BusFactor::allreduce_ring && info(*parsed).bus != BusFactor::ring)) return 0;
   std::size_t best = rows.size();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (logged[i].alg && logged[i].bus && *logged[i].alg > 1.0 && *logged[i].bus > 1.0 &&
@@ -145,7 +146,7 @@ int ranks_from_bus_factor(const std::vector<ResultRow>& rows, const std::vector<
   }
   if (best == rows.size()) return 0;
   const double r = *logged[best].bus / *logged[best].alg;
-  const double scale = *parsed == Op::allreduce ? 2.0 : 1.0;
+  const double scale = info(*parsed).bus == BusFactor::allreduce_ring ? 2.0 : 1.0;
   if (!(r < scale)) return 0;
   const double n = scale / (scale - r);
   const double whole = std::round(n);

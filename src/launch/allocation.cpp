@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "launch/hosts.hpp"
 

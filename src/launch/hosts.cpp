@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 
@@ -220,16 +221,6 @@ std::string compress_hostlist(const std::vector<std::string>& hosts) {
     out += (out.empty() ? "" : ",") + first.prefix + (single ? body : "[" + body + "]");
   }
   return out;
-}
-
-std::vector<std::string_view> split_commas(std::string_view text) {
-  std::vector<std::string_view> items;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return items;
-    start = comma + 1;
-  }
 }
 
 void require_unique(const std::vector<std::string>& hosts, std::string_view what) {

@@ -31,9 +31,6 @@ std::vector<std::string> expand_slurm_nodelist(std::string_view expression, std:
 // ("n1,n2,n3,n5,x" -> "n[1-3,5],x"; "n08,n09,n10" -> "n[08-10]"). expand_slurm_nodelist inverts it.
 std::string compress_hostlist(const std::vector<std::string>& hosts);
 
-// The items of a comma list ("4(x2),2", a bracket's "1-3,5"), empty ones kept.
-std::vector<std::string_view> split_commas(std::string_view text);
-
 // Every name once; a duplicate is a usage error naming it.
 void require_unique(const std::vector<std::string>& hosts, std::string_view what);
 

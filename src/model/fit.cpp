@@ -42,15 +42,10 @@ double envelope_time_us(const std::vector<Regime>& regimes, const Traffic& x) {
 
 double network_factor(Op op, int nodes) {
   if (nodes <= 1) return 0;  // one node: NVLink (or shared memory) alone
-  const double n = nodes;
-  switch (op) {
-    case Op::allreduce:
-      return 2 * (n - 1) / n;  // reduce-scatter and all-gather of the node's data across nodes
-    case Op::broadcast:
-      return 1;  // every node receives S once
-    default:
-      return (n - 1) / n;  // all-gather, reduce-scatter, all-to-all: the other nodes' share
-  }
+  // Across nodes a collective's share is its bus factor over the node count: allreduce 2(n-1)/n
+  // (reduce-scatter and all-gather of the node's data), all-gather, reduce-scatter and all-to-all
+  // (n-1)/n (the other nodes' share), broadcast 1 (every node receives S once).
+  return bus_factor(op, nodes);
 }
 
 Traffic traffic(Op op, std::uint64_t bytes, int nodes, int ranks_per_node) {

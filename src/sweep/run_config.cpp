@@ -5,6 +5,7 @@
 #include "core/sampling.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "sweep/run_flags.hpp"
 
 namespace ccbench {
 
@@ -63,23 +64,12 @@ nlohmann::json to_json(const RunConfig& c) {
 
 void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,
                             const std::string& check) {
-  if (iters == "auto") {
-    config.iters.reset();
-  } else {
-    try {
-      std::size_t used = 0;
-      const int n = std::stoi(iters, &used);
-      if (used != iters.size() || n < 1) throw std::invalid_argument(iters);
-      config.iters = n;
-    } catch (const std::exception&) {
-      throw UsageError("-n/--iters: '" + iters + "' is not a positive count or 'auto'");
-    }
-  }
+  config.iters = parse_iters_flag(iters);
   config.target_ci = parse_fraction(target_ci, "--target-ci");
   if (!(config.target_ci > 0 && config.target_ci < 1))
     throw UsageError("--target-ci must be in (0, 1), e.g. 0.01 or 1%");
   if (!(config.max_time_per_size_s > 0)) throw UsageError("--max-time-per-size must be positive");
-  if (config.warmup < 0) throw UsageError("-w/--warmup must not be negative");
+  check_warmup_flag(config.warmup);
   if (config.trials < 1) throw UsageError("--trials must be at least 1");
   if (config.batch < 0) throw UsageError("--batch must not be negative");
   if (config.timeout_s < 0) throw UsageError("-T/--timeout must not be negative (0 disables the watchdog)");

@@ -10,17 +10,6 @@
 #include "core/sizes.hpp"
 
 namespace ccbench {
-namespace {
-
-std::uint64_t bytes_flag(const char* flag, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const UsageError& e) {
-    throw UsageError(std::string(flag) + ": " + e.what());
-  }
-}
-
-}  // namespace
 
 void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, std::string_view unit) {
   app.add_option("-b,--min-bytes", text.min_bytes, "smallest size (K/M/G/T = powers of 1024)")
@@ -28,11 +17,11 @@ void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, st
   app.add_option("-e,--max-bytes", text.max_bytes, "largest size")->default_str(text.max_bytes);
   app.add_option("-f,--step-factor", text.step_factor, "geometric step")->default_str(text.step_factor);
   app.add_option("-i,--step-bytes", text.step_bytes, "arithmetic step (wins over -f)")->default_str(text.step_bytes);
-  app.add_option("-w,--warmup", config.warmup, "warm-up iterations per size")->default_val(config.warmup);
-  app.add_option("-n,--iters", text.iters, "samples per size, or auto (until --target-ci)")->default_str(text.iters);
+  add_warmup_flag(app, config.warmup, "warm-up iterations per size")->default_val(config.warmup);
+  add_iters_flag(app, text.iters, "samples per size, or auto (until --target-ci)")->default_str(text.iters);
   app.add_option("--target-ci", text.target_ci, "-n auto: stop when the median's 95% CI is within this fraction")
       ->default_str(text.target_ci);
-  app.add_option("--max-time-per-size", text.max_time_per_size, "-n auto: seconds of sampling per size")
+  add_max_time_per_size_flag(app, text.max_time_per_size, "-n auto: seconds of sampling per size")
       ->default_str(text.max_time_per_size);
   app.add_option("--trials", config.trials, "passes over the whole plan, interleaved")->default_val(config.trials);
   app.add_option("-c,--check", text.check, "verify every output element (0|1)")->default_str(text.check);
@@ -42,9 +31,10 @@ void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, st
   app.add_option("--label", config.label, "free text recorded in the result file");
   app.add_option("--instance-type", config.instance_type, "override the DMI product name");
   app.add_option("-J,--json", config.json_path, "result file (a .jsonl stream is written beside it)");
-  app.add_option("-T,--timeout", text.timeout,
-                 fmt::format("seconds one {} may take before the run aborts (exit 3); 0 = no watchdog, at most {:.0f}",
-                             unit, kMaxTimeoutS))
+  add_timeout_flag(
+      app, text.timeout,
+      fmt::format("seconds one {} may take before the run aborts (exit 3); 0 = no watchdog, at most {:.0f}", unit,
+                  kMaxTimeoutS))
       ->default_str(text.timeout);
   app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
       ->default_str(config.progress);
@@ -59,13 +49,8 @@ void apply_shared_flags(RunConfig& config, const SharedFlagText& text) {
       config.sizes.min_bytes != config.sizes.max_bytes) {
     throw UsageError("-f/--step-factor must be greater than 1 (got " + text.step_factor + ")");
   }
-  config.max_time_per_size_s = parse_finite(text.max_time_per_size, "--max-time-per-size");
-  const double timeout = parse_finite(text.timeout, "-T/--timeout");
-  if (timeout < 0 || timeout > kMaxTimeoutS) {
-    throw UsageError(fmt::format("-T/--timeout: {} is out of range (0 = no watchdog, up to {:.0f} seconds)",
-                                 text.timeout, kMaxTimeoutS));
-  }
-  config.timeout_s = timeout;
+  config.max_time_per_size_s = parse_max_time_per_size_flag(text.max_time_per_size);
+  config.timeout_s = parse_timeout_flag(text.timeout);
   apply_sampling_options(config, text.iters, text.target_ci, text.check);
   if (config.progress != "auto" && config.progress != "always" && config.progress != "never") {
     throw UsageError("--progress: expected auto, always or never, got '" + config.progress + "'");

@@ -7,16 +7,13 @@
 #include <string_view>
 
 #include "sweep/run_config.hpp"
+#include "sweep/run_flags.hpp"
 
 namespace CLI {
 class App;
 }
 
 namespace ccbench {
-
-// The largest -T/--timeout: about 11.6 days. The watchdog's deadline is a steady-clock count of
-// nanoseconds (int64, ~292 years); the cap keeps every accepted value far from overflow.
-inline constexpr double kMaxTimeoutS = 1e6;
 
 // Flag text kept as typed until every flag is parsed (sizes with K/M/G, "auto", "1%").
 struct SharedFlagText {

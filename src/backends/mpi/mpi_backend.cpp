@@ -107,7 +107,7 @@ MpiBackend::~MpiBackend() {
 }
 
 std::optional<std::string> MpiBackend::unsupported(const CaseSpec& c) const {
-  if (!info(c.op).is_collective) return "the mpi backend runs collectives only";
+  if (!info(c.op).is_collective()) return "the mpi backend runs collectives only";
   if (mpi_type(c.dtype) == MPI_DATATYPE_NULL) {
     return "MPI has no " + std::string(ccbench::name(c.dtype)) + " type (use --backend nccl)";
   }

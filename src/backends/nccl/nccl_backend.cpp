@@ -236,10 +236,7 @@ ControlChannel& require_channel(const BackendOptions& options) {
 
 NcclBackend::NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std::function<void()> on_aborted)
     : api_(api), comm_(api, std::move(on_aborted)), options_(options), channel_(require_channel(options)) {
-  path_ = options.path.empty() ? "all" : options.path;
-  if (path_ != "all" && path_ != "nvlink" && path_ != "efa") {
-    throw UsageError("--path: expected nvlink, efa or all, got '" + options.path + "'");
-  }
+  path_ = ccbench::name(nccl_path_flag(options.path.empty() ? ccbench::name(NcclPath::all) : options.path));
   if (options.graph_launches < 0 || options.graph_launches > 4096) {
     throw UsageError("-G/--cudagraph: expected 0..4096 ops per graph, got " + std::to_string(options.graph_launches));
   }
@@ -500,7 +497,7 @@ void NcclBackend::wait_event(cudaEvent_t event, const CaseSpec* c) {
 }
 
 std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
-  if (!info(c.op).is_collective) return "the nccl backend runs collectives only";
+  if (!info(c.op).is_collective()) return "the nccl backend runs collectives only";
   if (c.op == Op::alltoall && c.in_place) return "NCCL has no in-place alltoall (send and receive buffers must differ)";
   if (!nccl::data_type(c.dtype)) {
     return "this ccbench was built against NCCL " + nccl::version_string(NCCL_VERSION_CODE) + ", which has no " +

@@ -30,7 +30,7 @@ expect 2 "ccbench screen: no hosts: give --hosts or --hostfile, or run inside a 
 expect 2 "ccbench screen: --out $work/exists: exists; choose a new folder" -- "$ccbench" screen --hosts a,b --out "$work/exists"
 expect 2 "ccbench screen: -b/--small-bytes 4M and -e/--large-bytes 8: need 0 < small < large" -- \
   "$ccbench" screen --hosts a,b -b 4M -e 8 --out "$work/o"
-expect 2 "ccbench screen: --path: only with --backend nccl" -- "$ccbench" screen --hosts a,b --path efa --out "$work/o"
+expect 2 "ccbench screen: --path applies to --backend nccl only" -- "$ccbench" screen --hosts a,b --path efa --out "$work/o"
 expect 2 "ccbench screen: --unjudged: healthy not in {exclude,include}" -- \
   "$ccbench" screen --hosts a,b --unjudged healthy --out "$work/o"
 expect 2 "ccbench screen: --launcher mpirun: 'mpirun' is not on PATH" -- \
@@ -68,14 +68,14 @@ expect 2 "ccbench screen: -e/--large-bytes 262145: allreduce of float over 1 ran
   "$ccbench" screen --hosts a,b -e 262145 --out "$work/o"
 for flag in --tolerance --latency-tolerance --alpha --expect-busbw --expect-latency-us -T --test-timeout --max-time-per-size; do
   long=$flag
-  [[ $flag == -T ]] && long=--timeout
+  [[ $flag == -T ]] && long=-T/--timeout  # run's flag, in run's words
   expect 2 "ccbench screen: $long: 'nan' is not a finite number" -- "$ccbench" screen --hosts a,b "$flag" nan --out "$work/o"
 done
 expect 2 "ccbench screen: --healthy-out and --exclude-out: both are $work/x; give two files" -- \
   "$ccbench" screen --hosts a,b --healthy-out "$work/x" --exclude-out "$work/./x" --out "$work/o"
 expect 2 "ccbench screen: --healthy-out /nonexistent/dir/h.txt: folder /nonexistent does not exist (missing folders are created, but not directly under /)" -- \
   "$ccbench" screen --hosts a,b --healthy-out /nonexistent/dir/h.txt --out "$work/o"
-expect 2 "ccbench screen: -n/--iters 0: give a count of samples >= 1, or auto" -- "$ccbench" screen --hosts a,b -n 0 --out "$work/o"
+expect 2 "ccbench screen: -n/--iters: '0' is not a positive count or 'auto'" -- "$ccbench" screen --hosts a,b -n 0 --out "$work/o"
 mkfifo "$work/fifo"
 expect 2 "ccbench screen: --hostfile $work/fifo: is a FIFO (named pipe), not a regular file" -- \
   timeout 10 "$ccbench" screen --hostfile "$work/fifo" --out "$work/o"

@@ -37,14 +37,14 @@ class Layers(unittest.TestCase):
         self.assertEqual(len(problems), 1)
         self.assertIn("backends/nccl includes sweep/engine.hpp", problems[0])
 
-    def test_launch_sits_above_screen_and_below_cli(self):
-        d = tree({"launch/l.cpp": '#include "screen/search.hpp"\n#include "core/a.hpp"\n',
-                  "screen/s.cpp": '#include "launch/process.hpp"\n',
+    def test_launch_sits_below_screen(self):
+        d = tree({"screen/s.cpp": '#include "launch/process.hpp"\n#include "core/a.hpp"\n',
+                  "launch/l.cpp": '#include "screen/search.hpp"\n',
                   "launch/m.cpp": '#include "sweep/engine.hpp"\n'})
         problems = sorted(check_layers.check(d)[0])
         self.assertEqual(problems, [
-            "src/launch/m.cpp:1: launch includes sweep/engine.hpp (sweep): not an arrow of the layer diagram",
-            "src/screen/s.cpp:1: screen includes launch/process.hpp (launch): not an arrow of the layer diagram"])
+            "src/launch/l.cpp:1: launch includes screen/search.hpp (screen): not an arrow of the layer diagram",
+            "src/launch/m.cpp:1: launch includes sweep/engine.hpp (sweep): not an arrow of the layer diagram"])
 
     def test_unknown_folder_fails(self):
         d = tree({"newthing/x.cpp": "\n"})

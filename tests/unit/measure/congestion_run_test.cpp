@@ -79,18 +79,12 @@ CongestionRun run_congestion_threads(const fs::path& json, int failing_rank = -1
     }
     return backend;
   };
-  const congestion_run::Describe describe = [](const RunConfig&, ControlChannel&, const Backend& backend, const Plan&) {
-    ResultFile file;
-    file.tool = {{"name", "ccbench"}};
-    file.run.command = {"ccbench congestion"};
-    file.software = backend.metadata();
-    return file;
-  };
+  opt.command = {"ccbench congestion"};
   ::testing::internal::CaptureStderr();
   out.codes = run_ranks(
       4,
       [&](measure::Frame& frame) {
-        return congestion_run::run_congestion(frame.channel(), frame.ending(), config, opt, layout, describe, printer,
+        return congestion_run::run_congestion(frame.channel(), frame.ending(), config, opt, layout, printer,
                                               make);
       },
       "ccbench congestion");
@@ -185,14 +179,11 @@ TEST(CongestionRunDeathTest, HangDuringSetUpIsExitThree) {
       if (options.channel->rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(30));
       return std::unique_ptr<Backend>(std::make_unique<FakeBackend>());
     };
-    const congestion_run::Describe describe = [](const RunConfig&, ControlChannel&, const Backend&, const Plan&) {
-      return ResultFile{};
-    };
     run_ranks(
         4,
         [&](measure::Frame& frame) {
           frame.ending().set_setup_floor_s(0.0);
-          return congestion_run::run_congestion(frame.channel(), frame.ending(), config, opt, layout, describe, printer,
+          return congestion_run::run_congestion(frame.channel(), frame.ending(), config, opt, layout, printer,
                                                 make);
         },
         "ccbench congestion");

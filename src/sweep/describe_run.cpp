@@ -1,4 +1,4 @@
-#include "cli/run_metadata.hpp"
+#include "sweep/describe_run.hpp"
 
 #include <unistd.h>
 
@@ -15,10 +15,16 @@
 #include "system/library_versions.hpp"
 #include "system/tool_version.hpp"
 
-namespace ccbench::cli {
+namespace ccbench {
+
+std::vector<std::string> recorded_command(std::string_view command, int argc, char** argv) {
+  std::vector<std::string> line(argv, argv + argc);
+  if (!line.empty()) line[0] = command;
+  return line;
+}
 
 ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const Backend& backend, const Plan& plan,
-                        int argc, char** argv) {
+                        const std::vector<std::string>& command) {
   const system::HostInfo local = system::read_host_info();
   const auto hosts_json = channel.gather_to_root(system::to_json(local).dump());
   ResultFile file;
@@ -45,8 +51,7 @@ ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const 
 
   file.tool = {{"name", "ccbench"}, {"version", system::tool_version()}, {"git", system::tool_git_commit()}};
   file.run.started_at = utc_timestamp_now();
-  file.run.command.assign(argv, argv + argc);
-  if (!file.run.command.empty()) file.run.command[0] = "ccbench run";
+  file.run.command = command;
   file.run.label = config.label;
   file.system = nlohmann::json::object();
   record_topology(file, {.ranks = channel.size(),
@@ -102,4 +107,4 @@ ResultFile describe_run(const RunConfig& config, ControlChannel& channel, const 
   return file;
 }
 
-}  // namespace ccbench::cli
+}  // namespace ccbench

@@ -1,6 +1,7 @@
 // One test of `ccbench screen` (docs/screen.md): the launcher command that runs `ccbench run` on
 // the test's hosts, and its measurement from what the run left (exit, log, result file). The
-// search that asks for tests and blames hosts is screen/search.hpp; the command is cli/.
+// search that asks for tests and blames hosts is screen/search.hpp; starting and ending the jobs
+// is launch/ (below screen/); the command is cli/.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,11 @@
 #include "launch/process.hpp"
 #include "screen/search.hpp"
 
-namespace ccbench::launch {
+namespace ccbench::screen {
 
 // What every test of a screen runs (the screen's flags of the same names).
 struct ScreenTestConfig {
-  Launcher launcher = Launcher::mpirun;
+  launch::Launcher launcher = launch::Launcher::mpirun;
   int ranks_per_host = 1;
   std::vector<std::string> launcher_args;
   std::string ccbench;  // the binary the launcher starts
@@ -37,19 +38,19 @@ struct ScreenTestConfig {
 };
 
 struct ScreenTest {
-  screen::TestSpec spec;
-  Job job;                            // argv and log file
+  TestSpec spec;
+  launch::Job job;                            // argv and log file
   std::filesystem::path result_file;  // absolute
-  JobEnd end;
-  screen::Measurement measurement;
+  launch::JobEnd end;
+  Measurement measurement;
   nlohmann::json straggler;  // the large size's last arrival most often, from the row's per_rank
 };
 
 // NNN-STAGE-HOST-HOST, or NNN-STAGE-hostI-hostJ when the names would make it long.
-std::string test_stem(const screen::TestSpec& t, const std::vector<std::string>& names);
+std::string test_stem(const TestSpec& t, const std::vector<std::string>& names);
 
 // The test's job, its files in `dir` named by its stem.
-ScreenTest make_screen_test(const ScreenTestConfig& c, const screen::TestSpec& spec,
+ScreenTest make_screen_test(const ScreenTestConfig& c, const TestSpec& spec,
                             const std::vector<std::string>& names, const std::filesystem::path& dir);
 
 // The launcher command: `ccbench run` of the op at the two sizes on the hosts.
@@ -59,4 +60,4 @@ std::vector<std::string> screen_test_argv(const ScreenTestConfig& c, const std::
 // Sets t.measurement (and t.straggler) from t.end, the log and the result file.
 void judge_screen_test(ScreenTest& t, const ScreenTestConfig& c);
 
-}  // namespace ccbench::launch
+}  // namespace ccbench::screen

@@ -1,14 +1,14 @@
-#include "launch/screen_test.hpp"
+#include "screen/screen_test.hpp"
 
 #include <fmt/format.h>
 
 #include "core/host_load_note.hpp"
 #include "launch/outcome.hpp"
 
-namespace ccbench::launch {
+namespace ccbench::screen {
 
 namespace fs = std::filesystem;
-using namespace ccbench::screen;
+using namespace ccbench::launch;
 
 std::string test_stem(const TestSpec& t, const std::vector<std::string>& names) {
   std::string stem = fmt::format("{:03d}-{}", t.id, name(t.stage));
@@ -173,4 +173,4 @@ void judge_screen_test(ScreenTest& t, const ScreenTestConfig& c) {
   }
 }
 
-}  // namespace ccbench::launch
+}  // namespace ccbench::screen

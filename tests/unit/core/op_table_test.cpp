@@ -1,0 +1,74 @@
+// The op, dtype and redop tables (core/types.cpp): the lists, names and aliases every command
+// takes from them, against hand-written values.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/bandwidth.hpp"
+#include "core/types.hpp"
+
+namespace ccbench {
+namespace {
+
+TEST(OpTable, FamiliesInTableOrder) {
+  const std::vector<Op> collectives(all_collective_ops().begin(), all_collective_ops().end());
+  EXPECT_EQ(collectives,
+            (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast}));
+  const std::vector<Op> fabric(all_fabric_ops().begin(), all_fabric_ops().end());
+  EXPECT_EQ(fabric,
+            (std::vector<Op>{Op::fabric_pingpong, Op::fabric_bw, Op::fabric_bibw, Op::fabric_write, Op::fabric_read}));
+  for (Op op : collectives) EXPECT_TRUE(info(op).is_collective()) << name(op);
+  for (Op op : fabric) EXPECT_FALSE(info(op).is_collective()) << name(op);
+  EXPECT_FALSE(info(Op::checkpoint_write).is_collective());
+}
+
+TEST(OpTable, NamesAndAliasesJoined) {
+  EXPECT_EQ(op_names(all_collective_ops(), ","), "allreduce,allgather,alltoall,reduce_scatter,broadcast");
+  EXPECT_EQ(op_aliases(all_fabric_ops()), "pingpong, bw, bibw, write, read");
+  EXPECT_EQ(op_aliases(all_collective_ops()), "bcast");  // the ops without an alias are left out
+  EXPECT_EQ(dtype_names(" "), "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2");
+  EXPECT_EQ(redop_names(), "sum, prod, min, max, avg");
+}
+
+TEST(OpTable, ParseTakesNamesAliasesAndSpellings) {
+  EXPECT_EQ(parse_op("bcast"), Op::broadcast);
+  EXPECT_EQ(parse_op("reduce-scatter"), Op::reduce_scatter);
+  EXPECT_EQ(parse_op("ReduceScatter"), Op::reduce_scatter);
+  EXPECT_EQ(parse_op("bw"), Op::fabric_bw);
+  EXPECT_EQ(parse_op("fabric_bibw"), Op::fabric_bibw);
+  EXPECT_EQ(parse_op("checkpoint_commit"), Op::checkpoint_commit);
+  EXPECT_EQ(parse_op("allscatter"), std::nullopt);
+  EXPECT_EQ(parse_op(""), std::nullopt);  // an empty alias matches nothing
+  EXPECT_EQ(parse_redop("avg"), RedOp::avg);
+  EXPECT_EQ(parse_redop("xor"), std::nullopt);
+  for (Op op : all_collective_ops()) EXPECT_EQ(parse_op(name(op)), op);
+}
+
+// The row's buffers and bus factor at 4 ranks of float, 4096 bytes, by hand: a total over ranks
+// gives each rank 1024 bytes = 256 floats.
+TEST(OpTable, RowDecidesLayoutAndBusFactor) {
+  struct Expected {
+    Op op;
+    std::uint64_t count, send, recv;
+    double factor;
+  };
+  for (const Expected& e :
+       {Expected{Op::allreduce, 1024, 1024, 1024, 1.5},  // 2 x 3/4
+        Expected{Op::allgather, 256, 256, 1024, 0.75}, Expected{Op::reduce_scatter, 256, 1024, 256, 0.75},
+        Expected{Op::alltoall, 256, 1024, 1024, 0.75}, Expected{Op::broadcast, 1024, 1024, 1024, 1.0},
+        Expected{Op::fabric_bibw, 1024, 1024, 1024, 2.0}, Expected{Op::fabric_bw, 1024, 1024, 1024, 1.0},
+        Expected{Op::checkpoint_write, 1024, 1024, 1024, 1.0}}) {
+    const OpLayout l = layout_for(e.op, DType::float32, 4096, 4);
+    EXPECT_EQ(l.count, e.count) << name(e.op);
+    EXPECT_EQ(l.send_elements, e.send) << name(e.op);
+    EXPECT_EQ(l.recv_elements, e.recv) << name(e.op);
+    EXPECT_EQ(l.bytes, 4096u) << name(e.op);
+    EXPECT_DOUBLE_EQ(bus_factor(e.op, 4), e.factor) << name(e.op);
+  }
+  // The granule: a whole float, or 16 bytes per rank x 4 ranks for a total over ranks.
+  EXPECT_EQ(whole_size_granule_bytes(Op::allreduce, DType::float32, 4), 4u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::alltoall, DType::float32, 4), 64u);
+}
+
+}  // namespace
+}  // namespace ccbench
