@@ -25,10 +25,6 @@ namespace ccbench::trace {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw ParseError(fmt::format("{}: {}", where, what));
-}
-
 struct Record {
   std::string comm_id;
   int rank = 0;

@@ -25,10 +25,6 @@ namespace ccbench::trace {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw ParseError(fmt::format("{}: {}", where, what));
-}
-
 // The word after `key ` in `line` ("count 1024" -> "1024"); empty when the key is not there.
 std::string_view value_after(std::string_view line, std::string_view key) {
   std::size_t at = 0;

@@ -25,10 +25,6 @@ namespace ccbench::trace {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw ParseError(fmt::format("{}: {}", where, what));
-}
-
 struct CollectiveName {
   std::string_view name;
   CallOp op;

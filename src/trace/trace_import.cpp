@@ -1,8 +1,11 @@
 #include "trace/trace_import.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 
+#include "core/error.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace ccbench::trace {
@@ -12,6 +15,8 @@ constexpr std::array<std::string_view, 4> kFormatNames = {"pytorch-et", "nccl-lo
                                                           "pytorch-profiler"};
 static_assert(kFormatNames.size() == static_cast<std::size_t>(ImportFormat::pytorch_profiler) + 1);
 }  // namespace
+
+void fail(const std::string& where, const std::string& what) { throw ParseError(fmt::format("{}: {}", where, what)); }
 
 std::string_view name(ImportFormat format) { return kFormatNames[static_cast<std::size_t>(format)]; }
 std::optional<ImportFormat> parse_import_format(std::string_view text) {

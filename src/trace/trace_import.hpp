@@ -48,4 +48,8 @@ ImportSummary import_nccl_inspector(const std::vector<std::filesystem::path>& fi
 ImportSummary import_pytorch_profiler(const std::vector<std::filesystem::path>& files, TraceWriter& writer,
                                       const ImportOptions& options);
 
+// Throws the ParseError every importer reports bad input with: "WHERE: WHAT" (WHERE names the file
+// and its line or record).
+[[noreturn]] void fail(const std::string& where, const std::string& what);
+
 }  // namespace ccbench::trace
