@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compare/statistics.hpp"
@@ -104,6 +105,17 @@ std::string wrong_cell(const AskedCounts& a, double ratio, const compare::Claim&
   return pct1(a.wrong_refuted + a.wrong_confirmed, a.runs);
 }
 
+// The claim model's two sides: 30 rows, a share `common` of the launch effect common to a launch's
+// sizes, the candidate `ratio` times faster at every size.
+std::pair<NoiseModel, NoiseModel> claim_fleet(double ratio, double common) {
+  NoiseModel b;
+  b.sizes = claim_sizes();
+  b.launch_common = common;
+  NoiseModel c = b;
+  c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+  return {b, c};
+}
+
 int looks_table(int fleets, const std::vector<double>& commons) {
   const auto t0 = std::chrono::steady_clock::now();
   fmt::print(
@@ -117,11 +129,7 @@ int looks_table(int fleets, const std::vector<double>& commons) {
   for (const auto st : {Statistic::geomean, Statistic::max}) {
     for (const double common : commons) {
       for (const double ratio : {1.00, 1.10, 1.13, 1.15, 1.18, 1.21, 1.23, 1.25, 1.30}) {
-        NoiseModel b;
-        b.sizes = claim_sizes();
-        b.launch_common = common;
-        NoiseModel c = b;
-        c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+        const auto [b, c] = claim_fleet(ratio, common);
         compare::CompareOptions o;
         o.claim = claim_18(st);
         std::vector<AskedCounts> by_rule;
@@ -149,11 +157,7 @@ int looks_table(int fleets, const std::vector<double>& commons) {
 // Per-look verdict rates (every look from 5 to 20 asked, no stopping: what one look at that launch
 // count gives) and the first-crossing rates (a team stopping at its first decided verdict).
 int per_look_table(Statistic st, double ratio, double common, compare::Looks looks, int fleets, int resamples) {
-  NoiseModel b;
-  b.sizes = claim_sizes();
-  b.launch_common = common;
-  NoiseModel c = b;
-  c.ratio = [ratio](const std::string&, std::size_t) { return ratio; };
+  auto [b, c] = claim_fleet(ratio, common);
   compare::CompareOptions o;
   o.claim = claim_18(st);
   o.looks = looks;
