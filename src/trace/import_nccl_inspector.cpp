@@ -182,7 +182,6 @@ ImportSummary import_nccl_inspector(const std::vector<std::filesystem::path>& fi
       call.origin = Origin::nccl_inspector;
       call.source_id = r.sn;
       writer.add(std::move(call));
-      ++summary.calls;
     });
     writer.end_rank();
   }

@@ -205,7 +205,6 @@ ImportSummary import_nccl_log(const std::vector<std::filesystem::path>& files, T
       if (ptr.empty()) fail(where, "field 'comm' is missing");
       call.group = group_for(rank, ptr, nranks, where);
       writer.add(std::move(call));
-      ++summary.calls;
     }
     writer.end_rank();
   }

@@ -458,7 +458,6 @@ ImportSummary import_execution_trace_2x(const std::map<int, RankFiles>& ranks, T
       if (!inserted && it->second.ranks != tc.group.ranks)
         fail(file, fmt::format("process group '{}' has other members here than in an earlier call", tc.group.id));
       writer.add(std::move(tc.call));
-      ++summary.calls;
     }
     writer.end_rank();
   }
@@ -606,7 +605,6 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
     for (auto& gc : calls) {
       if (gc.call.op == CallOp::alltoall && !c10d_op(gc.record_name)) ++alltoall_from_backend;
       writer.add(std::move(gc.call));
-      ++summary.calls;
     }
     writer.end_rank();
   }

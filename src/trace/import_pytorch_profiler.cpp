@@ -270,7 +270,6 @@ ImportSummary import_pytorch_profiler(const std::vector<std::filesystem::path>& 
       const auto after = std::ranges::upper_bound(step_starts, p.cpu_start_us);
       if (after != step_starts.begin()) p.call.step = static_cast<std::int64_t>(after - step_starts.begin()) - 1;
       writer.add(std::move(p.call));
-      ++summary.calls;
     }
     writer.end_rank();
   }

@@ -40,17 +40,24 @@ std::optional<int> rank_from_file_name(const std::filesystem::path& file) {
 ImportSummary import_trace(ImportFormat format, const std::vector<std::filesystem::path>& files,
                            const std::filesystem::path& out, const ImportOptions& options) {
   TraceWriter writer(out);
+  ImportSummary summary;
   switch (format) {
     case ImportFormat::pytorch_et:
-      return import_pytorch_et(files, writer, options);
+      summary = import_pytorch_et(files, writer, options);
+      break;
     case ImportFormat::nccl_log:
-      return import_nccl_log(files, writer, options);
+      summary = import_nccl_log(files, writer, options);
+      break;
     case ImportFormat::nccl_inspector:
-      return import_nccl_inspector(files, writer, options);
+      summary = import_nccl_inspector(files, writer, options);
+      break;
     case ImportFormat::pytorch_profiler:
-      return import_pytorch_profiler(files, writer, options);
+      summary = import_pytorch_profiler(files, writer, options);
+      break;
   }
-  return {};
+  // The writer counts what it wrote: the importers do not keep a count of their own.
+  summary.calls = writer.calls_written();
+  return summary;
 }
 
 }  // namespace ccbench::trace
