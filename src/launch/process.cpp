@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "launch/command_line.hpp"
@@ -21,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 // Starts the job in a process group of its own, output to its log. Returns the pid, or -1 with
 // `why` set when the log cannot be opened or fork fails.
-pid_t start(const Job& job, const std::string& who, std::string& why) {
+pid_t start_process(const Job& job, const std::string& who, std::string& why) {
   const int fd = ::open(job.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     why = std::strerror(errno);
@@ -61,17 +62,47 @@ pid_t start(const Job& job, const std::string& who, std::string& why) {
   return pid;
 }
 
-void end_group(pid_t pid) {
-  ::kill(-pid, SIGCONT);  // a stopped process group would never act on SIGTERM
-  ::kill(-pid, SIGTERM);
-}
+class SystemClock final : public JobClock {
+ public:
+  Clock::time_point now() override { return Clock::now(); }
+  void sleep_for(std::chrono::milliseconds duration) override { std::this_thread::sleep_for(duration); }
+};
+
+class SystemProcesses final : public JobProcesses {
+ public:
+  long start(const Job& job, const std::string& who, std::string& why) override { return start_process(job, who, why); }
+  std::optional<JobExit> poll_ended() override {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return std::nullopt;
+    return JobExit{pid, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                   WIFSIGNALED(status) ? WTERMSIG(status) : 0};
+  }
+  void terminate(long id) override {
+    ::kill(-static_cast<pid_t>(id), SIGCONT);  // a stopped process group would never act on SIGTERM
+    ::kill(-static_cast<pid_t>(id), SIGTERM);
+  }
+  void kill(long id) override { ::kill(-static_cast<pid_t>(id), SIGKILL); }
+  void wait(long id) override {
+    int ignored = 0;
+    ::waitpid(static_cast<pid_t>(id), &ignored, 0);
+  }
+};
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
 
+JobRuntime system_job_runtime() {
+  static SystemProcesses processes;
+  static SystemClock clock;
+  return JobRuntime{processes, clock};
+}
+
 bool run_jobs(const std::vector<Job>& jobs, const RunLimits& limits, const std::atomic<int>& interrupt,
-              const std::function<void(std::size_t, const JobEnd&)>& on_end) {
+              const std::function<void(std::size_t, const JobEnd&)>& on_end, JobRuntime runtime) {
+  JobProcesses& processes = runtime.processes;
+  JobClock& clock = runtime.clock;
   const std::size_t limit = limits.concurrency == 0 ? jobs.size() : limits.concurrency;
   std::size_t next = 0, running = 0, finished = 0;
   struct Live {
@@ -80,60 +111,58 @@ bool run_jobs(const std::vector<Job>& jobs, const RunLimits& limits, const std::
     bool term_sent = false;
     Clock::time_point term_at;
   };
-  std::map<pid_t, Live> live;
+  std::map<long, Live> live;
   while (finished < jobs.size()) {
     while (running < limit && next < jobs.size()) {
       const std::size_t index = next++;
       JobEnd end;
-      const auto started = Clock::now();
-      const pid_t pid = start(jobs[index], limits.who, end.start_error);
-      if (pid < 0) {
+      const auto started = clock.now();
+      const long id = processes.start(jobs[index], limits.who, end.start_error);
+      if (id < 0) {
         end.exit_status = 127;
         ++finished;
         on_end(index, end);
         continue;
       }
-      live[pid] = Live{index, started, false, {}};
+      live[id] = Live{index, started, false, {}};
       ++running;
-      if (next < jobs.size() && running < limit) std::this_thread::sleep_for(limits.start_gap);
+      if (next < jobs.size() && running < limit) clock.sleep_for(limits.start_gap);
     }
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    const auto now = Clock::now();
-    if (pid > 0 && live.count(pid)) {
-      const Live l = live[pid];
-      live.erase(pid);
-      ::kill(-pid, SIGKILL);  // whatever the launcher left in its group
+    const std::optional<JobExit> exited = processes.poll_ended();
+    const auto now = clock.now();
+    if (exited && live.count(exited->id)) {
+      const Live l = live[exited->id];
+      live.erase(exited->id);
+      processes.kill(exited->id);  // whatever the launcher left in its group
       --running;
       ++finished;
       JobEnd end;
       end.started = true;
       end.elapsed_s = seconds(now - l.started);
-      end.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      end.exit_status = exited->exit_status;
+      end.signal = exited->signal;
       end.killed_at_deadline = l.term_sent;
       on_end(l.index, end);
       continue;
     }
-    for (auto& [p, l] : live) {
+    for (auto& [id, l] : live) {
       if (!l.term_sent && seconds(now - l.started) > limits.deadline_s) {
-        end_group(p);
+        processes.terminate(id);
         l.term_sent = true;
         l.term_at = now;
       } else if (l.term_sent && seconds(now - l.term_at) > limits.kill_grace_s) {
-        ::kill(-p, SIGKILL);
+        processes.kill(id);
       }
     }
     if (interrupt != 0) {
-      for (auto& [p, l] : live) {
-        end_group(p);
-        ::kill(-p, SIGKILL);
-        int ignored = 0;
-        ::waitpid(p, &ignored, 0);
+      for (auto& [id, l] : live) {
+        processes.terminate(id);
+        processes.kill(id);
+        processes.wait(id);
       }
       return false;
     }
-    std::this_thread::sleep_for(limits.poll);
+    clock.sleep_for(limits.poll);
   }
   return true;
 }
