@@ -1,46 +1,31 @@
 // `ccbench screen`: finds the bad hosts of an allocation (docs/screen.md). Launched from a shell;
 // starts the launcher (mpirun or srun) itself, once per test, each test an ordinary `ccbench run`
-// under its watchdog writing an ordinary result file. The search (which tests, who is blamed) is
-// src/screen/search.hpp; one test's command and judgement src/screen/screen_test.hpp, starting and
-// ending the jobs src/launch/;
-// this file parses the flags and prints and writes the outputs. It never loads MPI.
+// under its watchdog writing an ordinary result file. The run (rounds, jobs, deadlines, outputs) is
+// src/screen/screen_run.hpp, the search src/screen/search.hpp, one test src/screen/screen_test.hpp;
+// this file parses the flags, installs the signal handlers and prints. It never loads MPI.
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <array>
 #include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <numeric>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <tuple>
+#include <system_error>
 #include <vector>
 
 #include "cli/command.hpp"
 #include "cli/number_flags.hpp"
-#include "core/bandwidth.hpp"
 #include "core/error.hpp"
-#include "core/output_folders.hpp"
-#include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
-#include "launch/allocation.hpp"
 #include "launch/command_line.hpp"
 #include "launch/hosts.hpp"
-#include "launch/outcome.hpp"
-#include "screen/outputs.hpp"
-#include "screen/screen_test.hpp"
-#include "screen/search.hpp"
+#include "screen/screen_config.hpp"
+#include "screen/screen_file.hpp"
+#include "screen/screen_run.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "sweep/run_flags.hpp"
 #include "system/instance_profile.hpp"
@@ -51,84 +36,30 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ccbench::screen;
 
-constexpr int kScreenVersion = 3;
-constexpr int kExitSomeBad = 1;
-constexpr int kExitCouldNotRun = 3;
-
-struct ScreenOptions : ScreenTestConfig {
-  std::vector<std::string> hosts;
-  std::string hosts_source;  // --hosts, --hostfile FILE or SLURM_JOB_NODELIST
-  std::string launcher_name = "mpirun";
-  std::string judge = "both";  // busbw | latency | both
-  int concurrency = 0;
-  Criteria criteria;
-  fs::path out;
-  fs::path healthy_out;
-  fs::path exclude_out;
-  std::string unjudged_name = "exclude";  // --unjudged
-  UnjudgedHosts unjudged = UnjudgedHosts::exclude;
-};
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-// srun may start more tasks on a node than it has CPUs when told to.
-bool overcommits(const std::vector<std::string>& launcher_args) {
-  for (const auto& a : launcher_args)
-    if (a == "-O" || a == "--overcommit" || a == "--oversubscribe") return true;
-  return false;
-}
-
 std::atomic<int> g_signal{0};
 void on_signal(int sig) { g_signal = sig; }
 
-// Runs one round's tests, at most `concurrency` at once (0: all), each bounded by the deadline,
-// and prints a line as each ends. Returns false when interrupted by a signal.
-bool run_round(std::vector<ScreenTest>& round, const ScreenOptions& o, const std::vector<std::string>& names) {
-  std::vector<launch::Job> jobs;
-  for (const auto& t : round) jobs.push_back(t.job);
-  launch::RunLimits limits;
-  limits.concurrency = static_cast<std::size_t>(o.concurrency);
-  limits.deadline_s = o.test_timeout_s;
-  limits.who = "ccbench screen";
-  return launch::run_jobs(jobs, limits, g_signal, [&](std::size_t index, const launch::JobEnd& end) {
-    ScreenTest& t = round[index];
-    t.end = end;
-    judge_screen_test(t, o);
-    if (!end.started) return;
-    std::string hosts;
-    for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
-    std::string what = std::string(name(t.measurement.outcome));
-    if (t.measurement.outcome == Outcome::ok && !t.measurement.latency_us) {
-      what = "ran (one rank: no transfer to time)";
-    } else if (t.measurement.outcome == Outcome::ok) {
-      what = fmt::format("latency {:.1f} us", t.measurement.latency_us.value_or(0));
-      if (t.measurement.busbw_gbps) what += fmt::format(", busbw {:.3f} GB/s", *t.measurement.busbw_gbps);
-      if (t.measurement.host_busy) what += " (not counted: " + *t.measurement.host_busy + ")";
-    } else {
-      what += ": " + t.measurement.reason;
-    }
-    std::fprintf(stderr, "screen: test %d (%s %s) %.1f s: %s\n", t.spec.id, std::string(name(t.spec.stage)).c_str(),
-                 hosts.c_str(), t.end.elapsed_s, what.c_str());
-  });
+// "screen: test 3 (ring h0,h1) 2.1 s: latency 12.0 us, busbw 1.234 GB/s" on stderr as each test ends.
+void print_test_ended(const ScreenTest& t, const std::vector<std::string>& names) {
+  std::string hosts;
+  for (int h : t.spec.hosts) hosts += (hosts.empty() ? "" : ",") + names[static_cast<std::size_t>(h)];
+  std::string what = std::string(name(t.measurement.outcome));
+  if (t.measurement.outcome == Outcome::ok && !t.measurement.latency_us) {
+    what = "ran (one rank: no transfer to time)";
+  } else if (t.measurement.outcome == Outcome::ok) {
+    what = fmt::format("latency {:.1f} us", t.measurement.latency_us.value_or(0));
+    if (t.measurement.busbw_gbps) what += fmt::format(", busbw {:.3f} GB/s", *t.measurement.busbw_gbps);
+    if (t.measurement.host_busy) what += " (not counted: " + *t.measurement.host_busy + ")";
+  } else {
+    what += ": " + t.measurement.reason;
+  }
+  std::fprintf(stderr, "screen: test %d (%s %s) %.1f s: %s\n", t.spec.id, std::string(name(t.spec.stage)).c_str(),
+               hosts.c_str(), t.end.elapsed_s, what.c_str());
 }
-
-nlohmann::json json_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-
-std::string relative_to(const fs::path& p, const fs::path& dir) { return fs::relative(p, dir).generic_string(); }
-
-// When the screen ran.
-struct Timing {
-  std::string started_at;
-  double elapsed_s = 0;
-};
 
 // The flags, checked before anything runs or is created. Returns the exit code when the screen
 // ends here (--help, a usage error), nullopt when it goes on.
-std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
+std::optional<int> parse_screen_flags(int argc, char** argv, ScreenConfig& o) {
   CLI::App app{
       "Find the bad hosts of an allocation: each host alone, then neighbours in a ring over the network, then\n"
       "suspects beside hosts shown healthy. Starts the launcher itself, once per test; each test is an ordinary\n"
@@ -259,38 +190,7 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
         throw UsageError(fmt::format("--instance-type {}: no such profile (configs/instances)", instance_type));
       o.criteria.expect_busbw_gbps = 0.8 * profile->efa_gbps / 8.0;
     }
-    // Sizes a test can carry whole: ccbench run rounds a size down to whole elements (per rank for
-    // the ops whose size is a total over ranks), and the screen looks its rows up by size.
-    if (const auto op = parse_op(o.op)) {
-      for (const auto& [flag, text, size] : {std::tuple{"-b/--small-bytes", small, o.small_bytes},
-                                             std::tuple{"-e/--large-bytes", large, o.large_bytes}}) {
-        const std::array<int, 2> rank_counts{o.ranks_per_host, 2 * o.ranks_per_host};  // one host, a pair
-        for (int ranks : rank_counts) {
-          const OpLayout layout = layout_for(*op, DType::float32, size, ranks);
-          if (layout.count != 0 && layout.bytes == size) continue;
-          // A size both a one-host test and a pair test carry whole.
-          const std::uint64_t granule = std::lcm(whole_size_granule_bytes(*op, DType::float32, rank_counts[0]),
-                                                 whole_size_granule_bytes(*op, DType::float32, rank_counts[1]));
-          throw UsageError(
-              fmt::format("{} {}: {} of float over {} ranks carries {} bytes, not {}: give a multiple of {} bytes",
-                          flag, text, o.op, ranks, layout.bytes, size, granule));
-        }
-      }
-    }
-    if (!o.healthy_out.empty() && !o.exclude_out.empty() &&
-        fs::weakly_canonical(fs::absolute(o.healthy_out)) == fs::weakly_canonical(fs::absolute(o.exclude_out)))
-      throw UsageError(
-          fmt::format("--healthy-out and --exclude-out: both are {}; give two files", o.healthy_out.string()));
-    for (const auto& [flag, path] :
-         {std::pair{"--healthy-out", o.healthy_out}, std::pair{"--exclude-out", o.exclude_out}}) {
-      if (!path.empty()) prepare_output_file(path.string(), flag);  // before any test
-    }
-    if (fs::exists(o.out)) throw UsageError(fmt::format("--out {}: exists; choose a new folder", o.out.string()));
-    if (!launch::on_path(o.launcher_name))
-      throw UsageError(fmt::format("--launcher {}: '{}' is not on PATH", o.launcher_name, o.launcher_name));
-    if (o.launcher == launch::Launcher::srun && !overcommits(o.launcher_args))
-      if (const auto allocation = launch::allocation_from_environment())
-        launch::check_ranks_fit(*allocation, o.hosts, o.ranks_per_host);
+    check_screen_config(o, small, large);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "ccbench screen: %s\n", e.what());
     return exit_code::usage;
@@ -298,292 +198,39 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenOptions& o) {
   return std::nullopt;
 }
 
-// The table on stdout: the floors, then one line per host.
-void print_table(const Search& search, const ScreenOptions& o, double elapsed_s) {
-  const int n = static_cast<int>(o.hosts.size());
-  auto evidence_of = [&](const HostResult& r, Stage stage, Metric metric) -> const Evidence* {
-    for (const Evidence& e : r.evidence)
-      if (e.stage == stage && e.metric == metric) return &e;
-    return nullptr;
-  };
-
-  std::printf("# ccbench screen: %d hosts, %zu tests in %d rounds, %.1f s\n", n, search.tests().size(), search.rounds(),
-              elapsed_s);
-  const auto margin_pct = [&](Metric metric) {
-    return 100.0 * (metric == Metric::busbw_gbps ? o.criteria.busbw_tolerance : o.criteria.latency_tolerance);
-  };
-  for (const Floor& f : search.floors()) {
-    const bool bw = f.metric == Metric::busbw_gbps;
-    const char* where = f.stage == Stage::solo ? "alone:" : "network:";
-    const char* what = bw ? "busbw floor" : "latency ceiling";
-    const char* unit = bw ? "GB/s" : "us";
-    std::string line = fmt::format("# {} {} {}", where, what, f.value ? fmt::format("{:.4g} {}", *f.value, unit) : "-");
-    if (f.fleet_median)
-      line += fmt::format(" ({:.0f}% {} the fleet's {:.4g}: {} hosts, {} reference tests, noise {:.1f}% per test)",
-                          margin_pct(f.metric), bw ? "below" : "above", *f.fleet_median, f.hosts, f.reference_tests,
-                          100.0 * f.noise.value_or(0));
-    if (f.absolute) line += fmt::format(", absolute {:.4g}", *f.absolute);
-    if (!f.judged && f.fleet_median)
-      line += fmt::format("; not judged: noise too large to tell a host {:.0f}% off from a healthy one in {} tests",
-                          margin_pct(f.metric), o.criteria.max_tests);
-    std::printf("%s\n", line.c_str());
-  }
-  std::printf("%-16s %-12s %-24s %-24s %-12s %s\n", "host", "verdict", "busbw GB/s (floor)", "latency us (ceiling)",
-              "tests", "reason");
-  for (int h = 0; h < n; ++h) {
-    const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
-    auto cell = [&](Metric metric) {
-      const Evidence* e = evidence_of(r, Stage::ring, metric);
-      if (!e) e = evidence_of(r, Stage::solo, metric);
-      if (!e) return std::string("-");
-      const std::string mark = e->beyond ? (metric == Metric::busbw_gbps ? " <" : " >") : (e->judged ? "" : " ?");
-      return fmt::format("{:.4g}{} ({})", e->measured, mark, e->floor ? fmt::format("{:.4g}", *e->floor) : "-");
-    };
-    std::string reason = r.reason;
-    for (const Evidence& e : r.evidence) {
-      if (e.judged) continue;
-      if (!reason.empty()) reason += "; ";
-      reason += not_judged_text(e, margin_pct(e.metric));
-    }
-    std::vector<std::string> ids;
-    for (int id : r.implicating_tests) ids.push_back(std::to_string(id));
-    std::printf("%-16s %-12s %-24s %-24s %-12s %s\n", o.hosts[static_cast<std::size_t>(h)].c_str(),
-                std::string(name(r.verdict)).c_str(), cell(Metric::busbw_gbps).c_str(),
-                cell(Metric::latency_us).c_str(), ids.empty() ? "-" : join(ids, ",").c_str(), reason.c_str());
-  }
-}
-
-// screen.json: the configuration, the floors, every host's verdict and evidence, every test.
-nlohmann::json screen_json(const Search& search, const ScreenOptions& o, const std::vector<ScreenTest>& done,
-                           const Timing& timing, int exit, int argc, char** argv) {
-  const int n = static_cast<int>(o.hosts.size());
-  std::map<Verdict, int> counts;
-  for (const HostResult& r : search.hosts()) ++counts[r.verdict];
-  const fs::path out_abs = fs::absolute(o.out);
-  nlohmann::json j;
-  j["screen_version"] = kScreenVersion;
-  j["tool"] = {{"name", "ccbench"}, {"version", CCBENCH_VERSION}};
-  j["started_at"] = timing.started_at;
-  j["finished_at"] = utc_timestamp_now();
-  j["elapsed_s"] = timing.elapsed_s;
-  j["command"] = std::vector<std::string>(argv, argv + argc);
-  j["config"] = {{"hosts_source", o.hosts_source},
-                 {"ranks_per_host", o.ranks_per_host},
-                 {"backend", o.backend},
-                 {"path", o.path.empty() ? nlohmann::json() : nlohmann::json(o.path)},
-                 {"launcher", o.launcher_name},
-                 {"launcher_args", o.launcher_args},
-                 {"op", o.op},
-                 {"small_bytes", o.small_bytes},
-                 {"large_bytes", o.large_bytes},
-                 {"timeout_s", o.timeout_s},
-                 {"test_timeout_s", o.test_timeout_s},
-                 {"concurrency", o.concurrency},
-                 {"busbw_tolerance", o.criteria.busbw_tolerance},
-                 {"latency_tolerance", o.criteria.latency_tolerance},
-                 {"alpha", o.criteria.alpha},
-                 {"min_tests", o.criteria.min_tests},
-                 {"max_tests", o.criteria.max_tests},
-                 {"judge", o.judge},
-                 {"expect_busbw_gbps", json_or_null(o.criteria.expect_busbw_gbps)},
-                 {"expect_latency_us", json_or_null(o.criteria.expect_latency_us)},
-                 {"unjudged", o.unjudged_name}};
-  j["summary"] = {{"hosts", n},
-                  {"tests", search.tests().size()},
-                  {"rounds", search.rounds()},
-                  {"healthy", counts[Verdict::healthy]},
-                  {"slow", counts[Verdict::slow]},
-                  {"failed", counts[Verdict::failed]},
-                  {"unreachable", counts[Verdict::unreachable]},
-                  {"unjudged", counts[Verdict::unjudged]},
-                  {"exit_code", exit}};
-  j["floors"] = nlohmann::json::array();
-  for (const Floor& f : search.floors()) {
-    j["floors"].push_back({{"stage", f.stage == Stage::solo ? "solo" : "network"},
-                           {"metric", name(f.metric)},
-                           {"hosts", f.hosts},
-                           {"reference_tests", f.reference_tests},
-                           {"fleet_median", json_or_null(f.fleet_median)},
-                           {"noise", json_or_null(f.noise)},
-                           {"noise_df", json_or_null(f.noise_df)},
-                           {"relative", json_or_null(f.relative)},
-                           {"absolute", json_or_null(f.absolute)},
-                           {"value", json_or_null(f.value)},
-                           {"judged", f.judged}});
-  }
-  j["hosts"] = nlohmann::json::array();
-  for (int h = 0; h < n; ++h) {
-    const HostResult& r = search.hosts()[static_cast<std::size_t>(h)];
-    nlohmann::json ev = nlohmann::json::array();
-    nlohmann::json not_judged = nlohmann::json::array();
-    std::string reason = r.reason;
-    for (const Evidence& e : r.evidence) {
-      const nlohmann::json busy = e.host_busy.empty() ? nlohmann::json() : nlohmann::json(e.host_busy);
-      ev.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
-                    {"metric", name(e.metric)},
-                    {"measured", e.measured},
-                    {"floor", json_or_null(e.floor)},
-                    {"host_busy_tests", e.host_busy_tests},
-                    {"host_busy", busy},
-                    {"tests", e.tests},
-                    {"ratio", json_or_null(e.ratio)},
-                    {"noise", json_or_null(e.noise)},
-                    {"p_value", json_or_null(e.p_value)},
-                    {"beyond", e.beyond},
-                    {"judged", e.judged}});
-      if (e.judged) continue;
-      not_judged.push_back({{"stage", e.stage == Stage::solo ? "solo" : "network"},
-                            {"metric", name(e.metric)},
-                            {"tests", e.tests},
-                            {"noise", json_or_null(e.noise)},
-                            {"host_busy_tests", e.host_busy_tests},
-                            {"host_busy", busy}});
-      if (r.verdict != Verdict::unjudged) continue;
-      const double margin = e.metric == Metric::busbw_gbps ? o.criteria.busbw_tolerance : o.criteria.latency_tolerance;
-      reason += (reason.empty() ? "" : "; ") + not_judged_text(e, 100.0 * margin);
-    }
-    j["hosts"].push_back({{"name", o.hosts[static_cast<std::size_t>(h)]},
-                          {"verdict", name(r.verdict)},
-                          {"reason", reason.empty() ? nlohmann::json() : nlohmann::json(reason)},
-                          {"evidence", ev},
-                          {"not_judged", not_judged},
-                          {"implicating_tests", r.implicating_tests}});
-  }
-  j["tests"] = nlohmann::json::array();
-  for (const ScreenTest& t : done) {
-    std::vector<std::string> names;
-    for (int h : t.spec.hosts) names.push_back(o.hosts[static_cast<std::size_t>(h)]);
-    j["tests"].push_back(
-        {{"id", t.spec.id},
-         {"round", t.spec.round},
-         {"stage", name(t.spec.stage)},
-         {"hosts", names},
-         {"outcome", name(t.measurement.outcome)},
-         {"reason", t.measurement.reason.empty() ? nlohmann::json() : nlohmann::json(t.measurement.reason)},
-         {"latency_us", json_or_null(t.measurement.latency_us)},
-         {"busbw_gbps", json_or_null(t.measurement.busbw_gbps)},
-         {"host_busy", t.measurement.host_busy ? nlohmann::json(*t.measurement.host_busy) : nlohmann::json()},
-         {"elapsed_s", t.end.elapsed_s},
-         {"launcher_exit", t.end.exit_status},
-         {"killed_at_deadline", t.end.killed_at_deadline},
-         {"straggler", t.straggler.is_null() ? nlohmann::json() : t.straggler},
-         {"result_file",
-          fs::exists(t.result_file) ? nlohmann::json(relative_to(t.result_file, out_abs)) : nlohmann::json()},
-         {"log_file", relative_to(t.job.log_file, out_abs)},
-         {"command", t.job.argv}});
-  }
-  return j;
-}
-
 int screen_main(int argc, char** argv) {
-  ScreenOptions o;
+  ScreenConfig o;
   if (const auto exit = parse_screen_flags(argc, argv, o)) return *exit;
-
-  // What the screen needs to run at all.
   if (o.ccbench.empty()) {
     std::error_code ec;
     o.ccbench = fs::read_symlink("/proc/self/exe", ec).string();
     if (ec || o.ccbench.empty()) o.ccbench = argv[0];
   }
-  const fs::path tests_dir = o.out / "tests";
-  {
-    std::error_code ec;
-    fs::create_directories(tests_dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "ccbench screen: cannot run: --out %s: %s\n", o.out.string().c_str(), ec.message().c_str());
-      return kExitCouldNotRun;
-    }
-  }
-  const fs::path out_abs = fs::absolute(o.out);
-
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
-  const std::string started_at = utc_timestamp_now();
-  const auto t0 = std::chrono::steady_clock::now();
-  const int n = static_cast<int>(o.hosts.size());
-  std::fprintf(stderr,
-               "screen: %d hosts from %s, %d rank(s) each, %s %s %s..%s, -T %g s, test deadline %g s, concurrency %s\n",
-               n, o.hosts_source.c_str(), o.ranks_per_host, o.launcher_name.c_str(), o.op.c_str(),
-               format_bytes(o.small_bytes).c_str(), format_bytes(o.large_bytes).c_str(), o.timeout_s, o.test_timeout_s,
-               o.concurrency == 0 ? "unlimited" : std::to_string(o.concurrency).c_str());
-
-  // Every test's `ccbench run` reads its host's load (docs/host-load.md); where several tests share one
-  // host's cores (the emulated fabric), the others are this screen's own work, not a busy host.
-  const std::string owner = fmt::format("screen-{}-{}", ::getpid(), started_at);
-  ::setenv("CCBENCH_LOAD_OWNER", owner.c_str(), 1);
-  Search search(n, o.criteria, o.concurrency);
-  std::vector<ScreenTest> done;
-  bool launched_any = false;
-  for (auto round = search.next_round(); !round.empty(); round = search.next_round()) {
-    std::vector<ScreenTest> runs;
-    for (const TestSpec& spec : round) runs.push_back(make_screen_test(o, spec, o.hosts, out_abs / "tests"));
-    if (!run_round(runs, o, o.hosts)) {
-      std::fprintf(stderr, "ccbench screen: interrupted by signal %d; tests so far are in %s\n", g_signal.load(),
-                   o.out.string().c_str());
-      return 128 + g_signal.load();
-    }
-    for (ScreenTest& t : runs) {
-      // A rank that started (a result file) or a host the launcher could not reach is a result;
-      // a launcher that fails the same way for every host before any rank starts is not.
-      if (fs::exists(t.result_file) || t.measurement.outcome == Outcome::unreachable || t.end.killed_at_deadline)
-        launched_any = true;
-      search.record(t.spec.id, t.measurement);
-      done.push_back(std::move(t));
-    }
-  }
-  if (!launched_any) {
-    // `ccbench run` refused its arguments (a flag screen passes through): its own message, exit 2.
-    for (const ScreenTest& t : done) {
-      std::stringstream log(launch::collect(t.job.log_file, {}).log);
-      for (std::string line; std::getline(log, line);)
-        if (line.rfind("ccbench run: ", 0) == 0) {
-          std::fprintf(stderr, "ccbench screen: every test's `ccbench run` refused its arguments: %s\n", line.c_str());
-          return exit_code::usage;
-        }
-    }
-    std::fprintf(stderr, "ccbench screen: cannot run: no test started a rank: %s (see %s)\n",
-                 done.empty() ? "no tests" : done.front().measurement.reason.c_str(),
-                 done.empty() ? "" : done.front().job.log_file.string().c_str());
-    return kExitCouldNotRun;
-  }
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  // ---- outputs -------------------------------------------------------------------------------------
-  const HostLists lists = host_lists(search.hosts(), o.hosts, o.unjudged);
-  const std::vector<std::string>& healthy = lists.healthy;
-  const std::vector<std::string>& bad = lists.excluded;
-  // Exit 0 only when every host was shown healthy: --unjudged chooses the lists, not the verdict.
-  const bool all_healthy =
-      std::ranges::all_of(search.hosts(), [](const HostResult& r) { return r.verdict == Verdict::healthy; });
-  const int exit = all_healthy ? exit_code::ok : kExitSomeBad;
-
-  print_table(search, o, elapsed_s);
-  const nlohmann::json j = screen_json(search, o, done, Timing{started_at, elapsed_s}, exit, argc, argv);
-  bool wrote = true;
-  auto write = [&](const fs::path& p, const std::string& text, const char* what) {
-    try {
-      write_file_atomically(p, text);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ccbench screen: %s %s: %s\n", what, p.string().c_str(), e.what());
-      wrote = false;
-    }
+  ScreenPrinter printer;
+  printer.started = [&] {
+    std::fprintf(stderr,
+                 "screen: %zu hosts from %s, %d rank(s) each, %s %s %s..%s, -T %g s, test deadline %g s, concurrency "
+                 "%s\n",
+                 o.hosts.size(), o.hosts_source.c_str(), o.ranks_per_host, o.launcher_name.c_str(), o.op.c_str(),
+                 format_bytes(o.small_bytes).c_str(), format_bytes(o.large_bytes).c_str(), o.timeout_s,
+                 o.test_timeout_s, o.concurrency == 0 ? "unlimited" : std::to_string(o.concurrency).c_str());
   };
-  write(o.out / "screen.json", j.dump(2) + "\n", "screen file");
-  if (!o.healthy_out.empty()) {
-    std::string text =
-        fmt::format("# healthy hosts of ccbench screen {} ({} of {}; unjudged hosts {})\n", o.out.string(),
-                    healthy.size(), n, o.unjudged == UnjudgedHosts::include ? "included" : "left out");
-    text += launch::hostfile_text(healthy, o.ranks_per_host);
-    write(o.healthy_out, text, "--healthy-out");
-  }
-  if (!o.exclude_out.empty()) write(o.exclude_out, join(bad, ",") + "\n", "--exclude-out");
-  std::printf("# screen file: %s\n", (o.out / "screen.json").string().c_str());
-  if (!wrote) return kExitCouldNotRun;
-  return exit;
+  printer.test_ended = [&](const ScreenTest& t) { print_test_ended(t, o.hosts); };
+  printer.finished = [&](const Search& search, double elapsed_s) {
+    std::fputs(screen_table_text(search, o, elapsed_s).c_str(), stdout);
+  };
+  printer.screen_file = [](const fs::path& p) { std::printf("# screen file: %s\n", p.string().c_str()); };
+  printer.error = [](const std::string& line) { std::fprintf(stderr, "ccbench screen: %s\n", line.c_str()); };
+  ScreenProvenance provenance;
+  provenance.command.assign(argv, argv + argc);
+  provenance.tool_version = CCBENCH_VERSION;
+  return run_screen(o, provenance, g_signal, printer);
 }
 
 const bool registered =

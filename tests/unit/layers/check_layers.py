@@ -43,7 +43,7 @@ ALLOWED = {
     "trace": {"core"},
     "report": {"core"},
     "model": {"core", "system"},
-    # the search, and one test as a job started through launch (below it)
+    # the search, one test as a job started through launch (below it), and the run over them
     "screen": {"core", "system", "compare", "import", "report", "model", "launch"},
     "congestion": {"core", "compare"},
     "checkpoint": {"core", "model"},
