@@ -259,5 +259,18 @@ TEST_F(ScreenRun, EveryRunRefusingItsArgumentsIsAUsageError) {
   EXPECT_FALSE(fs::exists(c.out / "screen.json"));
 }
 
+TEST_F(ScreenRun, OutThatCannotBeMadeEndsBeforeAnyTest) {
+  hosts(2);
+  std::ofstream(dir / "a-file") << "not a folder\n";
+  c.out = dir / "a-file" / "out";
+  FakeLauncher launcher(clock, [](const launch::Job&) { return Behaviour{}; });
+  EXPECT_EQ(run(launcher), kScreenExitCouldNotRun);
+  EXPECT_TRUE(launcher.started.empty());
+  EXPECT_TRUE(printed.empty());  // not even the first line
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("cannot run: --out " + c.out.string() + ": ", 0), 0u) << errors[0];
+  EXPECT_EQ(read(dir / "a-file"), "not a folder\n");
+}
+
 }  // namespace
 }  // namespace ccbench::screen
