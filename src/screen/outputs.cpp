@@ -33,9 +33,16 @@ std::string not_judged_text(const Evidence& e, double margin_pct) {
     return text + fmt::format("host busy in {} test(s) ({:.4g} {} measured; the last: {})", e.host_busy_tests,
                               e.measured, e.metric == Metric::busbw_gbps ? "GB/s" : "us", note);
   }
-  text += e.noise
-              ? fmt::format("noise +-{:.0f}% over {} test(s), margin {:.0f}%", 100.0 * *e.noise, e.tests, margin_pct)
-              : std::string("no test beside a host shown healthy");
+  if (e.host_in_every_test) {
+    text += "one host was in every test that counted (the others ran on a busy host): the fleet's level was its own";
+  } else if (e.hosts_above_level > 0) {
+    text += fmt::format("{} host(s) beat the fleet's level by more than the margin: it came from slow tests",
+                        e.hosts_above_level);
+  } else {
+    text += e.noise
+                ? fmt::format("noise +-{:.0f}% over {} test(s), margin {:.0f}%", 100.0 * *e.noise, e.tests, margin_pct)
+                : std::string("no test beside a host shown healthy");
+  }
   if (e.host_busy_tests > 0)
     text += fmt::format("; host busy in {} more test(s), not counted (the last: {})", e.host_busy_tests, note);
   return text;

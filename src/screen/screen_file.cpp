@@ -50,7 +50,15 @@ std::string screen_table_text(const Search& search, const ScreenConfig& o, doubl
                           margin_pct(f.metric), bw ? "below" : "above", *f.fleet_median, f.hosts, f.reference_tests,
                           100.0 * f.noise.value_or(0));
     if (f.absolute) line += fmt::format(", absolute {:.4g}", *f.absolute);
-    if (!f.judged && f.fleet_median)
+    if (f.host_in_every_test)
+      line += fmt::format("; not judged: {} was in every test that counted (the others ran on a busy host)",
+                          o.hosts[static_cast<std::size_t>(*f.host_in_every_test)]);
+    else if (f.hosts_above_level > 0)
+      line += fmt::format(
+          "; not judged: {} host(s) beat the fleet's level by more than the margin (it came from slow "
+          "tests)",
+          f.hosts_above_level);
+    else if (!f.judged && f.fleet_median)
       line += fmt::format("; not judged: noise too large to tell a host {:.0f}% off from a healthy one in {} tests",
                           margin_pct(f.metric), o.criteria.max_tests);
     text += line + "\n";
@@ -126,17 +134,22 @@ nlohmann::json screen_json(const Search& search, const ScreenConfig& o, const st
                   {"exit_code", exit}};
   j["floors"] = nlohmann::json::array();
   for (const Floor& f : search.floors()) {
-    j["floors"].push_back({{"stage", f.stage == Stage::solo ? "solo" : "network"},
-                           {"metric", name(f.metric)},
-                           {"hosts", f.hosts},
-                           {"reference_tests", f.reference_tests},
-                           {"fleet_median", json_or_null(f.fleet_median)},
-                           {"noise", json_or_null(f.noise)},
-                           {"noise_df", json_or_null(f.noise_df)},
-                           {"relative", json_or_null(f.relative)},
-                           {"absolute", json_or_null(f.absolute)},
-                           {"value", json_or_null(f.value)},
-                           {"judged", f.judged}});
+    j["floors"].push_back(
+        {{"stage", f.stage == Stage::solo ? "solo" : "network"},
+         {"metric", name(f.metric)},
+         {"hosts", f.hosts},
+         {"reference_tests", f.reference_tests},
+         {"fleet_median", json_or_null(f.fleet_median)},
+         {"noise", json_or_null(f.noise)},
+         {"noise_df", json_or_null(f.noise_df)},
+         {"relative", json_or_null(f.relative)},
+         {"absolute", json_or_null(f.absolute)},
+         {"value", json_or_null(f.value)},
+         {"judged", f.judged},
+         {"hosts_above_level", f.hosts_above_level},
+         {"host_in_every_test", f.host_in_every_test
+                                    ? nlohmann::json(o.hosts[static_cast<std::size_t>(*f.host_in_every_test)])
+                                    : nlohmann::json()}});
   }
   j["hosts"] = nlohmann::json::array();
   for (int h = 0; h < n; ++h) {

@@ -39,7 +39,7 @@ struct ScreenTestConfig {
 
 struct ScreenTest {
   TestSpec spec;
-  launch::Job job;                            // argv and log file
+  launch::Job job;                    // argv and log file
   std::filesystem::path result_file;  // absolute
   launch::JobEnd end;
   Measurement measurement;
@@ -50,8 +50,8 @@ struct ScreenTest {
 std::string test_stem(const TestSpec& t, const std::vector<std::string>& names);
 
 // The test's job, its files in `dir` named by its stem.
-ScreenTest make_screen_test(const ScreenTestConfig& c, const TestSpec& spec,
-                            const std::vector<std::string>& names, const std::filesystem::path& dir);
+ScreenTest make_screen_test(const ScreenTestConfig& c, const TestSpec& spec, const std::vector<std::string>& names,
+                            const std::filesystem::path& dir);
 
 // The launcher command: `ccbench run` of the op at the two sizes on the hosts.
 std::vector<std::string> screen_test_argv(const ScreenTestConfig& c, const std::vector<std::string>& hosts,

@@ -265,6 +265,9 @@ bool Search::plan_busy_ring_again() {
     int hosts = 0;
     for (int h : ring_hosts_) hosts += pools[k][static_cast<std::size_t>(h)];
     short_of_pool |= hosts < criteria_.min_fleet;
+    // A host none of whose ring tests counted: the pool is left to hosts whose only evidence may be
+    // a slow partner's (its pairs the only ones that counted), so the busy pairs run again.
+    for (int h : ring_hosts_) short_of_pool |= !all_network_tests_failed(h) && !score(h, metric, true);
   }
   if (!short_of_pool) return false;
   // Each host's network tests on a busy host so far: a rerun uses up its budget as a re-test would.
@@ -468,6 +471,28 @@ Search::MetricState Search::judge_metric(Stage stage, Metric metric) const {
   level.se_log = std::sqrt(m.reference->sigma_log * m.reference->sigma_log / criteria_.max_tests +
                            m.reference->level_se_log * m.reference->level_se_log);
   m.judged = cleared(level, margin_log(metric));
+  // No healthy host beats the fleet by more than the margin: one that does, significantly, says the
+  // level was set by slow tests, and nothing judged against it is a verdict.
+  for (int h : hosts)
+    if (const auto& j = m.hosts[static_cast<std::size_t>(h)]) {
+      const double better_log = -j->worse_log;
+      m.hosts_above_level += better_log > margin_log(metric) &&
+                             better_log > t_critical(alpha_per_look() / hypotheses(), j->df) * j->se_log;
+    }
+  // Every test that counted had one host in it: its pairs are the whole evidence, so a slow host
+  // there is the fleet's level and cleared at ratio 1 (e2e.slurm.screen on a machine busy in bursts).
+  std::vector<int> in_counted(static_cast<std::size_t>(n_), 0);
+  int counted = 0;
+  for (const auto& t : tests_) {
+    if (network(t.spec.stage) != net || !t.measurement || !counts(*t.measurement)) continue;
+    if (const auto v = value_of(*t.measurement, metric); !v || *v <= 0) continue;
+    ++counted;
+    for (int h : t.spec.hosts) ++in_counted[static_cast<std::size_t>(h)];
+  }
+  if (net && counted > 0 && n_ > 2)
+    for (int h = 0; h < n_; ++h)
+      if (in_counted[static_cast<std::size_t>(h)] == counted) m.host_in_every_test = h;
+  if (m.hosts_above_level > 0 || m.host_in_every_test) m.judged = false;
   return m;
 }
 
@@ -487,7 +512,8 @@ bool Search::plan_repeats(bool network_stage) {
     needs.assign(static_cast<std::size_t>(n_), false);
     if (!judged(criteria_, metric)) continue;
     const MetricState m = judge_metric(stage, metric);
-    if (!m.judged) continue;  // repeats cannot help
+    // Repeats cannot help noise beyond the margin; they can give a level that is not one host's.
+    if (!m.judged && !m.host_in_every_test && m.hosts_above_level == 0) continue;
     for (int h : stage_hosts(network_stage)) {
       if (network_stage && all_network_tests_failed(h)) continue;
       const auto& j = m.hosts[static_cast<std::size_t>(h)];
@@ -593,6 +619,8 @@ void Search::conclude() {
                                               : level * (1.0 + criteria_.latency_tolerance);
     }
     f.judged = m.judged;
+    f.hosts_above_level = m.hosts_above_level;
+    f.host_in_every_test = m.host_in_every_test;
     if (network(m.stage))
       f.absolute = higher_is_better(m.metric) ? criteria_.expect_busbw_gbps : criteria_.expect_latency_us;
     if (f.relative && f.absolute) {
@@ -642,6 +670,7 @@ void Search::conclude() {
       e.stage = m.stage;
       e.metric = m.metric;
       if (f && f->value) e.floor = *f->value;
+      if (f) e.hosts_above_level = f->hosts_above_level, e.host_in_every_test = f->host_in_every_test;
       e.judged = false;
       e.host_busy_tests = static_cast<int>(busy.size());
       if (!busy.empty()) e.host_busy = *tests_[static_cast<std::size_t>(busy.back())].measurement->host_busy;

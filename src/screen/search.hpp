@@ -108,6 +108,13 @@ struct Floor {
   // False when even max_tests tests per host could not tell a host at the margin from a healthy
   // one (noise beyond the margin): its hosts are "not judged" unless the evidence is overwhelming.
   bool judged = true;
+  // Hosts beside the pool that beat the fleet's level by more than the margin, significantly: no
+  // healthy host can, so the level came from slow tests (a slow host's pairs were the pool's only
+  // evidence, the others' having run on a busy host). Any such host: judged is false.
+  int hosts_above_level = 0;
+  // A host in every test of the stage that counted (the others' tests ran on a busy host): nothing
+  // measured tells it from the fleet, whose level is then its own. Set: judged is false.
+  std::optional<int> host_in_every_test;
 };
 
 struct Evidence {
@@ -121,8 +128,10 @@ struct Evidence {
   std::optional<double> p_value;  // one-sided, unadjusted: no worse than the fleet
   bool beyond = false;            // blamed on this metric (beyond the margin and significant, or the absolute floor)
   bool judged = true;             // false: too few tests or noise beyond the margin ("not judged")
-  int host_busy_tests = 0;        // the host's tests of this stage and metric that ran on a busy host (not counted)
-  std::string host_busy;          // the last such test's host-load note
+  int hosts_above_level = 0;      // Floor::hosts_above_level: the fleet's level came from slow tests
+  std::optional<int> host_in_every_test;  // Floor::host_in_every_test
+  int host_busy_tests = 0;  // the host's tests of this stage and metric that ran on a busy host (not counted)
+  std::string host_busy;    // the last such test's host-load note
 };
 
 struct HostResult {
@@ -161,14 +170,17 @@ class Search {
     Stage stage = Stage::ring;
     Metric metric = Metric::busbw_gbps;
     std::optional<Reference> reference;
-    bool judged = true;  // see Floor::judged
+    bool judged = true;                     // see Floor::judged
+    int hosts_above_level = 0;              // see Floor::hosts_above_level
+    std::optional<int> host_in_every_test;  // see Floor::host_in_every_test
     std::vector<std::optional<HostJudgement>> hosts;
   };
   void plan_solo();
   void plan_ring();
   void plan_attribution();
   // The ring's tests that ran on a busy host, once more, while too few hosts are shown healthy to
-  // form a pool because of them and their hosts have budget left (max_tests). False: none to rerun.
+  // form a pool because of them, or a ring host has no ring test that counted, and their hosts have
+  // budget left (max_tests). False: none to rerun.
   bool plan_busy_ring_again();
   bool plan_repeats(bool network_stage);  // false: nothing more to test
   // Provisional floor/ceiling of a stage's scores (upper/lower quartile -/+ the tolerance, or the
