@@ -166,20 +166,7 @@ bool Trials::write_and_commit(int trial, Step& step, const std::optional<ShardDa
     PhaseRows rows =
         checkpoint_write_rows(c_.header, ranks, commit_s, trial, step.label, direct_all, wr.direct_refused);
     if (c_.local) add_tiered_fields(rows, c_.opt.tiered, ranks, local_ends);
-    if (c_.exporter) {
-      // The shards' time to durable in S3 (FSx's export), after the POSIX commit above.
-      const std::vector<s3::ExportShard> shards = export_shards(c_.opt, plan, committed, c_.exporter->where().prefix,
-                                                                [&](int i) { return target_.file_of(committed, i); });
-      const s3::ExportResult e =
-          c_.exporter->wait(shards, committed_at, c_.opt.export_deadline_s, 0.1, s3::lfs_hsm_check());
-      double first_start = 1e300;
-      for (const auto& r : ranks)
-        if (r.writes) first_start = std::min(first_start, r.start_s);
-      const ExportSummary summary =
-          summarize_export(e, c_.opt, shards.size(), seconds_since(t0) - first_start - seconds_since(committed_at));
-      rows.rows.front().extra["export"] = summary.json;
-      rows.table += summary.line;
-    }
+    if (c_.exporter) add_export(rows, ranks, committed, t0, committed_at);
     print_rows(*c_.writer, rows);
   }
   // --keep: the oldest committed steps this tool wrote go, so a long run cannot fill the tier
@@ -189,6 +176,24 @@ bool Trials::write_and_commit(int trial, Step& step, const std::optional<ShardDa
     remove_steps([&](std::vector<std::string>&) { return steps_over_keep(c_.storage, c_.opt.target, c_.opt.keep); },
                  c_.storage, "--keep");
   return true;
+}
+
+// Rank 0, --export-to: the shards' time to durable in S3 (FSx's export), after the POSIX commit; the
+// write row's `export` and its console line. `t0`: the write phase's start after its barrier.
+void Trials::add_export(PhaseRows& rows, const std::vector<RankPhases>& ranks, const std::string& committed,
+                        Clock::time_point t0, Clock::time_point committed_at) {
+  const std::vector<s3::ExportShard> shards =
+      export_shards(c_.opt, c_.header.plan, committed, c_.exporter->where().prefix,
+                    [&](int i) { return target_.file_of(committed, i); });
+  const s3::ExportResult e =
+      c_.exporter->wait(shards, committed_at, c_.opt.export_deadline_s, 0.1, s3::lfs_hsm_check());
+  double first_start = 1e300;
+  for (const auto& r : ranks)
+    if (r.writes) first_start = std::min(first_start, r.start_s);
+  const ExportSummary summary =
+      summarize_export(e, c_.opt, shards.size(), seconds_since(t0) - first_start - seconds_since(committed_at));
+  rows.rows.front().extra["export"] = summary.json;
+  rows.table += summary.line;
 }
 
 bool Trials::read_back(int trial, const Step& step, std::optional<ShardData>& data, bool direct_all) {

@@ -60,6 +60,8 @@ class Trials {
   };
   Step claim_step(int trial);
   bool write_and_commit(int trial, Step& step, const std::optional<checkpoint::ShardData>& data, bool& direct_all);
+  void add_export(PhaseRows& rows, const std::vector<checkpoint::RankPhases>& ranks, const std::string& committed,
+                  Clock::time_point t0, Clock::time_point committed_at);
   bool read_back(int trial, const Step& step, std::optional<checkpoint::ShardData>& data, bool direct_all);
   void fail(std::string message);
 

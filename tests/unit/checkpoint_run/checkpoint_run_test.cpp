@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -104,7 +106,7 @@ struct Outcome {
 
 // Runs the whole command body as the frame does (its guard, "set-up"), every rank over `storage`,
 // and aborts the test binary when the ranks do not all end within kNoHang.
-Outcome run_checkpoint_threads(const Setting& s, MemoryStorage& storage, const fs::path& json) {
+Outcome run_checkpoint_threads(const Setting& s, checkpoint::Storage& storage, const fs::path& json) {
   RunConfig config;
   config.trials = s.trials;
   config.timeout_s = 0;
@@ -151,6 +153,44 @@ Outcome run_checkpoint_threads(const Setting& s, MemoryStorage& storage, const f
   out.err = ::testing::internal::GetCapturedStderr();
   return out;
 }
+
+// The memory engine, except that the `fail_on`-th creation of the file named `name` (counted
+// over every rank) fails as a full disk would.
+class FullOnNthCreate final : public checkpoint::Storage {
+ public:
+  FullOnNthCreate(MemoryStorage& inner, std::string name, int fail_on)
+      : inner_(inner), name_(std::move(name)), fail_on_(fail_on) {}
+  checkpoint::Engine engine() const override { return inner_.engine(); }
+  std::string refuses(const checkpoint::EngineRequest& asked) const override { return inner_.refuses(asked); }
+  std::string io_summary(const checkpoint::IoSettings& io) const override { return inner_.io_summary(io); }
+  std::string target_type(const std::string& target) const override { return inner_.target_type(target); }
+  bool one_namespace() const override { return inner_.one_namespace(); }
+  std::optional<std::uint64_t> free_bytes(const std::string& target) override { return inner_.free_bytes(target); }
+  bool local_cache() const override { return inner_.local_cache(); }
+  std::unique_ptr<checkpoint::StorageFile> open(const std::string& path, checkpoint::OpenFor mode,
+                                                const checkpoint::OpenOptions& options) override {
+    if (mode == checkpoint::OpenFor::create_write && fs::path(path).filename() == name_ && ++creates_ == fail_on_)
+      throw checkpoint::StorageError(ENOSPC, "open", path, 0);
+    return inner_.open(path, mode, options);
+  }
+  void make_dir(const std::string& path) override { inner_.make_dir(path); }
+  void remove_tree(const std::string& path) override { inner_.remove_tree(path); }
+  void rename(const std::string& from, const std::string& to) override { inner_.rename(from, to); }
+  void sync_dir(const std::string& path) override { inner_.sync_dir(path); }
+  checkpoint::Eviction evict(const std::string& path) override { return inner_.evict(path); }
+  std::string unusable(const std::string& target) override { return inner_.unusable(target); }
+  std::vector<std::string> entries(const std::string& dir) override { return inner_.entries(dir); }
+  std::optional<std::string> read_manifest(const std::string& step_dir) override {
+    return inner_.read_manifest(step_dir);
+  }
+  std::string remove_step(const checkpoint::CommittedStep& step) override { return inner_.remove_step(step); }
+
+ private:
+  MemoryStorage& inner_;
+  std::string name_;
+  int fail_on_;
+  std::atomic<int> creates_{0};
+};
 
 // The rows rank 0 has streamed so far (PATH.jsonl, one row a line; none before the first).
 std::size_t streamed_rows(const fs::path& json) {
@@ -229,6 +269,30 @@ TEST(CheckpointRun, WithoutKeepTheRunRemovesTheStepsItCommitted) {
   ASSERT_EQ(run.codes, (std::vector<int>{0, 0})) << run.err;
   EXPECT_EQ(load_result_file(dir.path() / "c.json").results.size(), 6u);
   EXPECT_EQ(storage.paths(), (std::vector<std::string>{"/mem/", std::string(kTarget) + "/"}));
+}
+
+// Rank 1's shard cannot be created in the second trial (ENOSPC): every rank agrees the trial
+// failed and ends with 2, the first trial's rows are kept with status "failed" and the error naming
+// the file, and nothing of the run is left on the target (the partial step and the first trial's
+// step removed).
+TEST(CheckpointRun, AStorageErrorOnOneRankFailsTheTrialOnEveryRankAndKeepsTheFinishedOne) {
+  TempDir dir("ccbench_checkpoint_run_test");
+  MemoryStorage memory({"/mem", kTarget});
+  FullOnNthCreate storage(memory, checkpoint::shard_name(1), 2);
+  const Outcome run = run_checkpoint_threads({.ranks = 2, .trials = 3}, storage, dir.path() / "c.json");
+  ASSERT_EQ(run.codes, (std::vector<int>{exit_code::usage, exit_code::usage})) << run.err;
+  EXPECT_NE(run.err.find("ccbench checkpoint: trial 1 failed, its partial step /mem/ckpt/.step-000002.partial-"),
+            std::string::npos)
+      << run.err;
+  const ResultFile file = load_result_file(dir.path() / "c.json");
+  EXPECT_EQ(file.run.status, "failed");
+  EXPECT_EQ(file.run.exit_code, exit_code::usage);
+  ASSERT_EQ(file.results.size(), 3u);  // trial 0's write, commit and read
+  for (const auto& row : file.results) EXPECT_EQ(row.trial, 0);
+  ASSERT_TRUE(file.run.error);
+  EXPECT_NE(file.run.error->find("rank-00001.shard"), std::string::npos) << *file.run.error;
+  EXPECT_NE(file.run.error->find("ENOSPC"), std::string::npos) << *file.run.error;
+  EXPECT_EQ(memory.paths(), (std::vector<std::string>{"/mem/", std::string(kTarget) + "/"}));
 }
 
 // Every collective step of a 2-rank, 2-trial run, failed in turn on rank 0 and on rank 1: every
