@@ -61,10 +61,6 @@ void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const s
 
 }  // namespace
 
-std::string_view name(CheckpointLayout layout) {
-  return layout == CheckpointLayout::file_per_rank ? "file-per-rank" : "shared-file";
-}
-
 bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, CheckpointOptions& opt, bool print_help) {
   CLI::App app{
       "ccbench checkpoint: time to a durable checkpoint on a POSIX or s3:// target (launch with mpirun or srun)",

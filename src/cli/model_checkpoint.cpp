@@ -1,8 +1,8 @@
 // `ccbench model checkpoint --workload FILE --nodes N --node-mtbf-hours H --config PROFILE@TIER
 //  [--config PROFILE@TIER] [--write-within S] [--keep K] [--restart-s R] [--async-gbps-per-node G]
 //  [--part-size SIZE] [--format text|json]`: what checkpoints cost a training job (docs/model.md,
-// "What checkpoints cost a job"). The formulas are in model/checkpoint_cost, the tier rates in
-// checkpoint/tier_rate; this file reads flags, combines them and prints.
+// "What checkpoints cost a job"). The pricing of a configuration is checkpoint/config_price (over
+// model/checkpoint_cost and checkpoint/tier_rate); this file reads flags and prints.
 //
 // Exit codes: 0 printed; 2 a bad flag (the message names it), a workload or result file that does
 // not parse (named with its key), an unknown profile or tier.
@@ -17,14 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/shard_plan.hpp"
-#include "checkpoint/tier_rate.hpp"
+#include "checkpoint/config_price.hpp"
 #include "cli/model_command.hpp"
 #include "cli/number_flags.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
-#include "model/checkpoint_cost.hpp"
 #include "model/workload.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "system/instance_profile.hpp"
@@ -40,31 +38,9 @@ constexpr double kMaxHours = 1e9;
 constexpr double kMaxSeconds = 1e9;
 constexpr double kMaxGbps = 1e6;
 
-struct Inputs {
-  model::Workload workload;
-  int nodes = 0;
-  double node_mtbf_hours = 0;
-  double write_within_s = 0;
-  int keep = 2;
-  double restart_s = 0;
-  double async_gbps_per_node = 0;  // 0: the checkpoint blocks training until it is durable
-  std::uint64_t part_bytes = 64ULL << 20;
-};
-
-// A value with its band at the pessimistic (hi for a time) and optimistic ends.
-struct Band {
-  double value = 0, lo = 0, hi = 0;
-};
-
-struct Config {
-  std::string text, profile, tier;
-  std::uint64_t checkpoint_bytes = 0;
-  int writer_nodes = 0;
-  checkpoint::TierRates rates;
-  Band blocking_s, durable_s, restart_s, young_s, daly_s, goodput;
-  model::JobCost cost;  // at the value of every input
-  double job_mtbf_s = 0;
-};
+using checkpoint::Band;
+using Inputs = checkpoint::JobInputs;
+using Config = checkpoint::PricedConfig;
 
 system::InstanceProfile find_profile(const std::string& name) {
   for (const auto& candidate : {name, name + ".48xlarge"}) {
@@ -76,69 +52,13 @@ system::InstanceProfile find_profile(const std::string& name) {
                   name));
 }
 
-// Nodes that hold a checkpoint's writers when the job runs on `nodes` nodes: every node for ZeRO-3 /
-// FSDP; otherwise one data-parallel replica, tp consecutive ranks per pipeline stage.
-int writer_nodes(const checkpoint::ShardPlan& plan, const model::Workload& w, int nodes) {
-  if (plan.every_rank_writes) return nodes;
-  const int per_stage = (w.tp + w.ranks_per_node - 1) / w.ranks_per_node;
-  return std::min(nodes, per_stage * w.pp);
-}
-
+// PROFILE@TIER priced (checkpoint/config_price); the profile from configs/instances.
 Config price(const Inputs& in, const std::string& text) {
   const auto at = text.find('@');
   if (at == std::string::npos || at == 0 || at + 1 == text.size())
     throw UsageError(fmt::format("--config {}: expected PROFILE@TIER, e.g. p5en@fsx:PERSISTENT_2-250", text));
-  Config c;
-  c.text = text;
   const system::InstanceProfile profile = find_profile(text.substr(0, at));
-  c.profile = profile.instance_type;
-  c.tier = text.substr(at + 1);
-  const checkpoint::ShardPlan plan = checkpoint::plan_from_workload(in.workload);
-  c.checkpoint_bytes = plan.bytes();
-  c.writer_nodes = writer_nodes(plan, in.workload, in.nodes);
-  checkpoint::TierQuery q;
-  q.tier = checkpoint::parse_tier(c.tier, "--config");
-  q.checkpoint_bytes = c.checkpoint_bytes;
-  q.writer_nodes = c.writer_nodes;
-  q.node_network_gbps = profile.efa_gbps / 8.0;  // Gbit/s -> GB/s
-  q.write_within_s = in.write_within_s;
-  q.keep = in.keep;
-  q.s3_part_bytes = in.part_bytes;
-  c.rates = checkpoint::tier_rates(q);
-
-  const double bytes = static_cast<double>(c.checkpoint_bytes);
-  // Time = bytes / rate: the optimistic rate (hi) gives the short end of the band.
-  const auto time_s = [bytes](const checkpoint::Rate& r) {
-    return Band{bytes / (r.value_gbps * 1e9), bytes / (r.hi_gbps * 1e9), bytes / (r.lo_gbps * 1e9)};
-  };
-  c.durable_s = time_s(c.rates.write);
-  if (c.rates.blocking) {
-    // A measured tiered run: training waits for the local tier, the target copy follows.
-    if (in.async_gbps_per_node > 0)
-      throw UsageError(
-          fmt::format("--async-gbps-per-node: the tiered rows of '{}' measure the blocking time already", c.tier));
-    c.blocking_s = time_s(*c.rates.blocking);
-  } else if (in.async_gbps_per_node > 0) {
-    // Training waits for the copy off the GPUs only; the write to the tier follows behind it.
-    const double copy = bytes / c.writer_nodes / (in.async_gbps_per_node * 1e9);
-    c.blocking_s = {copy, copy, copy};
-    c.durable_s = {copy + c.durable_s.value, copy + c.durable_s.lo, copy + c.durable_s.hi};
-  } else {
-    c.blocking_s = c.durable_s;
-  }
-  const Band read = time_s(c.rates.read);
-  c.restart_s = {in.restart_s + read.value, in.restart_s + read.lo, in.restart_s + read.hi};
-  c.job_mtbf_s = in.node_mtbf_hours * 3600.0 / in.nodes;
-  const double m = c.job_mtbf_s;
-  c.young_s = {model::young_interval_s(c.blocking_s.value, m), model::young_interval_s(c.blocking_s.lo, m),
-               model::young_interval_s(c.blocking_s.hi, m)};
-  c.daly_s = {model::daly_interval_s(c.blocking_s.value, m), model::daly_interval_s(c.blocking_s.lo, m),
-              model::daly_interval_s(c.blocking_s.hi, m)};
-  // Each end at its own optimum interval: a job that checkpoints faster also checkpoints more often.
-  c.cost = model::job_cost(c.daly_s.value, c.blocking_s.value, c.restart_s.value, m);
-  c.goodput = {c.cost.goodput, model::job_cost(c.daly_s.hi, c.blocking_s.hi, c.restart_s.hi, m).goodput,
-               model::job_cost(c.daly_s.lo, c.blocking_s.lo, c.restart_s.lo, m).goodput};
-  return c;
+  return checkpoint::price_config(in, text, text.substr(at + 1), {profile.instance_type, profile.efa_gbps});
 }
 
 json band_fields(json j, const std::string& name, const Band& b) {

@@ -21,6 +21,7 @@ NODES = {
     "congestion": "congestion/",
     "congestion_run": "congestion_run/",  # ccbench congestion over MPI: above sweep and the backends
     "checkpoint": "checkpoint/",
+    "checkpoint_run": "checkpoint_run/",  # ccbench checkpoint's runtime: above checkpoint and sweep
     "launch": "launch/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
     "backends/mpi": "backends/mpi/",
@@ -57,6 +58,8 @@ ALLOWED = {
     "registry": {"backends", "backends/mpi", "backends/nccl", "fabric", "core", "channel"},
     # the phases of `ccbench congestion` over the sweep's engine and channels (the flags stay in cli)
     "congestion_run": {"core", "system", "compare", "report", "congestion", "backends", "channel", "sweep"},
+    # `ccbench checkpoint`'s set-up, trials and finish over the channel and Storage (flags in cli)
+    "checkpoint_run": {"core", "system", "model", "checkpoint", "channel", "sweep"},
     # MPI's life cycle, the signal mask and the one ending ladder of every measuring command
     "measure": {"core", "system", "backends", "channel", "sweep"},
     "cli": {n for n in NODES if n != "cli"},

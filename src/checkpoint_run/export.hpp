@@ -10,9 +10,9 @@
 
 #include "checkpoint/s3/export_watch.hpp"
 #include "checkpoint/shard_plan.hpp"
-#include "cli/checkpoint_options.hpp"
+#include "checkpoint_run/options.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 
 // The committed step's shard files and their keys under `prefix` (the path below the target).
 std::vector<checkpoint::s3::ExportShard> export_shards(const CheckpointOptions& opt, const checkpoint::ShardPlan& plan,
@@ -29,4 +29,4 @@ struct ExportSummary {
 ExportSummary summarize_export(const checkpoint::s3::ExportResult& e, const CheckpointOptions& opt, std::size_t shards,
                                double commit_after_start_s);
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run

@@ -1,4 +1,4 @@
-#include "cli/checkpoint_rows.hpp"
+#include "checkpoint_run/rows.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include "system/library_versions.hpp"
 #include "system/tool_version.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 namespace {
 
 using checkpoint::PhaseTiming;
@@ -99,11 +99,11 @@ std::string checkpoint_table_header() {
 }
 
 ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::vector<std::string>& hosts,
-                             const json& ram, int argc, char** argv) {
+                             const json& ram, const std::vector<std::string>& command) {
   ResultFile file;
   file.tool = {{"name", "ccbench"}, {"version", system::tool_version()}, {"git", system::tool_git_commit()}};
   file.run.started_at = utc_timestamp_now();
-  file.run.command.assign(argv, argv + argc);
+  file.run.command = command;
   if (!file.run.command.empty()) file.run.command[0] = "ccbench checkpoint";
   for (auto& word : file.run.command) word = checkpoint::s3::redact_userinfo(word);  // an endpoint's password
   file.run.label = h.config.label;
@@ -258,4 +258,4 @@ std::string checkpoint_manifest(const CheckpointHeader& h, int step, int trial, 
          "\n";
 }
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run

@@ -1,4 +1,4 @@
-#include "cli/checkpoint_tiered.hpp"
+#include "checkpoint_run/tiered.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 
 namespace fs = std::filesystem;
 
@@ -112,4 +112,4 @@ void add_tiered_fields(PhaseRows& rows, const std::string& local_path, const std
   }
 }
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run

@@ -11,11 +11,11 @@
 #include "checkpoint/plausibility.hpp"
 #include "checkpoint/shard_plan.hpp"
 #include "checkpoint/storage.hpp"
-#include "cli/checkpoint_options.hpp"
+#include "checkpoint_run/options.hpp"
 #include "core/result.hpp"
 #include "sweep/run_config.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 
 struct CheckpointHeader {
   const checkpoint::ShardPlan& plan;
@@ -29,9 +29,10 @@ struct CheckpointHeader {
   nlohmann::json engine_settings;  // Storage::settings(): config.checkpoint.<engine> when not null
 };
 
-// Rank 0: the result file's header. `ram` holds every rank's MemTotal (bytes, as text).
+// Rank 0: the result file's header. `ram` holds every rank's MemTotal (bytes, as text); `command`
+// is the command line as given (its first word recorded as "ccbench checkpoint").
 ResultFile checkpoint_header(const CheckpointHeader& h, int ranks, const std::vector<std::string>& hosts,
-                             const nlohmann::json& ram, int argc, char** argv);
+                             const nlohmann::json& ram, const std::vector<std::string>& command);
 
 struct PhaseRows {
   std::vector<ResultRow> rows;
@@ -52,4 +53,4 @@ PhaseRows checkpoint_read_rows(const CheckpointHeader& h, const std::vector<chec
 // The manifest a commit writes into the step directory (JSON text).
 std::string checkpoint_manifest(const CheckpointHeader& h, int step, int trial, const std::string& run_id);
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run

@@ -9,10 +9,10 @@
 
 #include "checkpoint/durable_time.hpp"
 #include "checkpoint/shard_plan.hpp"
-#include "cli/checkpoint_options.hpp"
-#include "cli/checkpoint_rows.hpp"
+#include "checkpoint_run/options.hpp"
+#include "checkpoint_run/rows.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 
 // Throws UsageError naming --tiered: not a writable directory, the --target itself or a folder
 // inside it, without the
@@ -38,4 +38,4 @@ std::string make_tier_dir(const CheckpointOptions& opt, const std::string& run_i
 void add_tiered_fields(PhaseRows& rows, const std::string& local_path, const std::vector<checkpoint::RankPhases>& ranks,
                        const std::vector<std::string>& local_end_s);
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run

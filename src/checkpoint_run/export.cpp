@@ -1,4 +1,4 @@
-#include "cli/checkpoint_export.hpp"
+#include "checkpoint_run/export.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "checkpoint/step_dirs.hpp"
 
-namespace ccbench::cli {
+namespace ccbench::checkpoint_run {
 
 std::vector<checkpoint::s3::ExportShard> export_shards(const CheckpointOptions& opt, const checkpoint::ShardPlan& plan,
                                                        const std::string& committed_dir, const std::string& prefix,
@@ -65,4 +65,4 @@ ExportSummary summarize_export(const checkpoint::s3::ExportResult& e, const Chec
   return s;
 }
 
-}  // namespace ccbench::cli
+}  // namespace ccbench::checkpoint_run
