@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,9 +39,20 @@ int predict_main(int argc, char** argv) {
   std::string op_text, bytes_text, format = "text";
   TracePredictFlags trace;
   model::PredictQuery q;
-  app.add_option("MODEL", model_paths,
-                 "model file (ccbench model fit); with --trace several (the first that measured a profile prices it)")
-      ->required();
+  // One MODEL for one call, as before --trace existed (so a stray word after it is named as not
+  // expected); several only with --trace.
+  const bool tracing = std::any_of(argv + 1, argv + argc, [](const char* arg) {
+    const std::string_view a(arg);
+    return a == "--trace" || a.starts_with("--trace=");
+  });
+  constexpr const char* kModelHelp =
+      "model file (ccbench model fit); with --trace several (the first that measured a profile prices it)";
+  std::string one_model;
+  if (tracing) {
+    app.add_option("MODEL", model_paths, kModelHelp)->required();
+  } else {
+    app.add_option("MODEL", one_model, kModelHelp)->required();
+  }
   app.add_option("--op", op_text, "collective (required without --trace)");
   app.add_option("--bytes,-b", bytes_text, "size S (nccl-tests convention), e.g. 1G (required without --trace)");
   auto* nodes =
@@ -80,10 +93,7 @@ int predict_main(int argc, char** argv) {
       if (!given) throw UsageError(fmt::format("{} is required (or price a trace with --trace)", flag));
     if (!trace.profiles.empty() || !trace.migrate.empty())
       throw UsageError("--profiles and --migrate are for --trace (one call: --profile)");
-    if (model_paths.size() != 1)
-      throw UsageError(
-          fmt::format("MODEL: one model file for one call ({} given; several only with --trace)", model_paths.size()));
-    const std::string& model_path = model_paths.front();
+    const std::string& model_path = one_model;
     const auto op = parse_op(op_text);
     if (!op) throw UsageError(fmt::format("--op: unknown op '{}'", op_text));
     q.op = *op;

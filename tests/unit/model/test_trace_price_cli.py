@@ -127,8 +127,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(["model", "predict", model, "--bytes", "1M", "--nodes", "2"], 2,
            "ccbench model predict: --op is required (or price a trace with --trace)\n", "no --op")
     expect(["model", "predict", model, model, "--op", "allreduce", "--bytes", "1M", "--nodes", "2"], 2,
-           "ccbench model predict: MODEL: one model file for one call (2 given; several only with --trace)\n",
-           "two models for one call")
+           f"ccbench model predict: The following argument was not expected: {model}\n", "two models for one call")
 
     # plan --against: a bad trace, and the formats that cannot show it.
     expect(["model", "plan", model, "--workload", WORKLOAD, "--against", bad], 2,
