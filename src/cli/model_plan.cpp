@@ -67,8 +67,8 @@ int plan_main(int argc, char** argv) {
   std::vector<std::string> model_files;
   std::string workload_file, profiles_text, migrate_text, format = "text", out;
   app.add_option("MODEL", model_files,
-                 "model files of `ccbench model fit` (the first that measured a profile "
-                 "prices it; profiles none measured are priced from their spec)")
+                 "model files of `ccbench model fit` (the first that measured the op on a profile "
+                 "prices it; else the first with the op, from the profile's spec)")
       ->required();
   app.add_option("--workload", workload_file, "workload file (configs/workloads/*.yaml)")->required();
   app.add_option("--profiles", profiles_text,

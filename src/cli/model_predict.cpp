@@ -46,7 +46,7 @@ int predict_main(int argc, char** argv) {
     return a == "--trace" || a.starts_with("--trace=");
   });
   constexpr const char* kModelHelp =
-      "model file (ccbench model fit); with --trace several (the first that measured a profile prices it)";
+      "model file (ccbench model fit); with --trace several (the first that measured the op on a profile prices it)";
   std::string one_model;
   if (tracing) {
     app.add_option("MODEL", model_paths, kModelHelp)->required();

@@ -79,10 +79,15 @@ nlohmann::json interval_json(const Interval& x) {
 
 Pricer first_measured(const std::vector<Model>& models) {
   return [&models](const PredictQuery& q) {
-    for (const auto& m : models) {
-      const auto ps = m.profiles();
-      if (std::find(ps.begin(), ps.end(), q.profile) != ps.end()) return m.predict(q);
-    }
+    const auto has = [&q](const Model& m, bool on_profile) {
+      return std::ranges::any_of(
+          m.groups(), [&](const GroupSummary& g) { return g.op == q.op && (!on_profile || g.profile == q.profile); });
+    };
+    // The op measured on the profile; else a model with the op at all (its spec prior); else the
+    // first model, whose error names what is missing.
+    for (const bool on_profile : {true, false})
+      for (const auto& m : models)
+        if (has(m, on_profile)) return m.predict(q);
     return models.front().predict(q);
   };
 }

@@ -78,8 +78,10 @@ Interval interval_difference(const Interval& from, const Interval& to);
 Interval interval_ratio(const Interval& from, const Interval& to);
 nlohmann::json interval_json(const Interval& x);  // {value, lo, hi}, null where not finite
 
-// Prices with several models: the first that measured a profile answers for it, else the first
-// model (from its spec). The models must outlive the Pricer.
+// Prices with several models: the first that measured the op on the profile answers, else the
+// first that has the op at all (from the profile's spec), else the first model (its error). A
+// fabric curve in one model file and the collectives in another both price. The models must outlive
+// the Pricer.
 Pricer first_measured(const std::vector<Model>& models);
 // `--migrate FROM:TO`; throws UsageError naming the flag when it is not two profiles.
 std::pair<std::string, std::string> parse_migrate(const std::string& text);
