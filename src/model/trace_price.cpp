@@ -235,9 +235,9 @@ void require_collectives_priced(const TraceStep& step, const TraceProfile& price
   for (std::size_t i = 0; i < step.sites.size(); ++i) {
     const TraceSite& s = step.sites[i];
     if (priced.sites[i].priced || !s.unpriceable.empty() || point_to_point(s.op)) continue;
-    throw UsageError(fmt::format("{}: op '{}' ({} per call, group of {} on {} nodes): {} on {}", s.first_call,
-                                 trace::name(s.op), format_bytes(s.bytes), s.group_size, s.nodes, priced.sites[i].note,
-                                 priced.profile));
+    throw UsageError(fmt::format("{}: op '{}' ({} per call, group of {} on {} node{}): {} on {}", s.first_call,
+                                 trace::name(s.op), format_bytes(s.bytes), s.group_size, s.nodes,
+                                 s.nodes == 1 ? "" : "s", priced.sites[i].note, priced.profile));
   }
 }
 
