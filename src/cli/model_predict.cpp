@@ -75,7 +75,11 @@ int predict_main(int argc, char** argv) {
     std::fprintf(stderr, "ccbench model predict: %s\n", ccbench::parse_error_text(app, e).c_str());
     return exit_code::usage;
   }
-  if (!trace.trace.empty()) {
+  if (tracing) {
+    if (trace.trace.empty()) {
+      std::fprintf(stderr, "ccbench model predict: --trace: give a trace file (ccbench trace import)\n");
+      return exit_code::usage;
+    }
     if (!op_text.empty() || !bytes_text.empty() || nodes->count() > 0 || !q.profile.empty()) {
       std::fprintf(stderr,
                    "ccbench model predict: --trace: prices the trace's own calls; --op, --bytes, --nodes and "
