@@ -121,7 +121,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(["model", "predict", model, "--trace", good, "--op", "allreduce"], 2,
            "ccbench model predict: --trace: prices the trace's own calls; --op, --bytes, --nodes and --profile are "
            "for one call (profiles: --profiles)\n", "--trace with --op")
-    expect(["model", "predict", model, "--trace=", "--format", "json"], 2,
+    expect(["model", "predict", model, "--trace", ""], 2,
            "ccbench model predict: --trace: give a trace file (ccbench trace import)\n", "--trace empty")
     expect(["model", "predict", model, "--op", "allreduce", "--bytes", "1M", "--nodes", "2", "--migrate", "a:b"], 2,
            "ccbench model predict: --profiles and --migrate are for --trace (one call: --profile)\n",
