@@ -20,7 +20,6 @@
 #include "core/input_file.hpp"
 #include "core/output_folders.hpp"
 #include "core/result.hpp"
-#include "core/sizes.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
 #include "model/model.hpp"
