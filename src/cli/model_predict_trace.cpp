@@ -81,14 +81,20 @@ void print_text(const model::TraceStep& step, const std::vector<model::TraceProf
     std::printf("  %-20s %-36s %5d %8d %s\n", p.profile.c_str(), band(p.step_us).c_str(), p.critical_rank, p.unpriced,
                 marks.c_str());
   }
-  std::printf("\nPer call site, per step and rank issuing it (90%% band):\n  %3s", "#");
-  for (const auto& p : profiles) std::printf(" %-36s", p.profile.c_str());
-  std::printf("\n");
+  // Columns padded between profiles, none after the last.
+  const auto print_row = [](std::string line) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  };
+  std::printf("\nPer call site, per step and rank issuing it (90%% band):\n");
+  std::string columns = fmt::format("  {:>3}", "#");
+  for (const auto& p : profiles) columns += fmt::format(" {:<36}", p.profile);
+  print_row(columns);
   for (std::size_t i = 0; i < step.sites.size(); ++i) {
-    std::printf("  %3zu", i + 1);
+    std::string line = fmt::format("  {:>3}", i + 1);
     for (const auto& p : profiles)
-      std::printf(" %-36s", p.sites[i].priced ? band(p.sites[i].step_us).c_str() : "not priced");
-    std::printf("\n");
+      line += fmt::format(" {:<36}", p.sites[i].priced ? band(p.sites[i].step_us) : std::string("not priced"));
+    print_row(line);
   }
   // Each profile's notes, one line per note with the sites it applies to (as plan's).
   bool header = false;

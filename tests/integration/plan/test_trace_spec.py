@@ -121,6 +121,12 @@ with tempfile.TemporaryDirectory() as tmp:
     got = [(r["agreement"], r["plan_row"], r["trace"]["op"] if r["trace"] else None) for r in rows]
     check(got == [("same", 0, "allreduce"), ("trace only", None, "allgather"), ("trace only", None, "alltoall"),
                   ("trace only", None, "alltoallv"), ("trace only", None, "send/recv")], f"against {got}")
+    # The plan document with `against` is still one `ccbench report --plan` reads.
+    plan_file = os.path.join(tmp, "plan.json")
+    with open(plan_file, "w") as f:
+        json.dump(plan, f)
+    report = run("report", "--plan", plan_file, "--format", "markdown")
+    check("allreduce" in report, f"report --plan: {report[:200]}")
     text = run("model", "plan", model, "--workload", workload, "--profiles", FROM, "--against", path)
     check("Against the trace" in text and text.rstrip().endswith("trace only"), f"plan text: {text[-300:]}")
 
