@@ -1,4 +1,5 @@
-// `ccbench model fit RESULTS... -o model.json` and `ccbench model predict MODEL ...` (docs/model.md).
+// `ccbench model fit RESULTS... -o model.json` and the `ccbench model` dispatcher (docs/model.md);
+// predict is in model_predict.cpp, plan in model_plan.cpp.
 #include "cli/model_command.hpp"
 
 #include <fmt/format.h>
@@ -19,7 +20,6 @@
 #include "core/input_file.hpp"
 #include "core/output_folders.hpp"
 #include "core/result.hpp"
-#include "core/sizes.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
 #include "model/model.hpp"
@@ -130,77 +130,7 @@ int fit_main(int argc, char** argv) {
   return exit_code::usage;
 }
 
-std::string format_time(double us) {
-  if (us >= 1e6) return fmt::format("{:.3g} s", us / 1e6);
-  if (us >= 1e3) return fmt::format("{:.3g} ms", us / 1e3);
-  return fmt::format("{:.3g} us", us);
-}
-
-int predict_main(int argc, char** argv) {
-  CLI::App app{"Predict a collective's time and bus bandwidth, with a 90% band, from a model file.",
-               "ccbench model predict"};
-  std::string model_path, op_text, bytes_text, format = "text";
-  model::PredictQuery q;
-  app.add_option("MODEL", model_path, "model file (ccbench model fit)")->required();
-  app.add_option("--op", op_text, "collective")->required();
-  app.add_option("--bytes,-b", bytes_text, "size S (nccl-tests convention), e.g. 1G")->required();
-  app.add_option("--nodes,-N", q.nodes, "node count")->required()->check(CLI::Range(1, 1 << 20));
-  app.add_option("--ranks-per-node", q.ranks_per_node, "ranks per node (default: as fitted)")
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--profile", q.profile, "instance type or fabric label (default: the model's only one)");
-  app.add_option("--format", format, "text|json")->check(CLI::IsMember({"text", "json"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccbench model predict: %s\n", ccbench::parse_error_text(app, e).c_str());
-    return exit_code::usage;
-  }
-  try {
-    const auto op = parse_op(op_text);
-    if (!op) throw UsageError(fmt::format("--op: unknown op '{}'", op_text));
-    q.op = *op;
-    q.bytes = parse_bytes(bytes_text);
-    const model::Model m = model::Model::load(model_path);
-    const model::Prediction p = m.predict(q);
-    if (format == "json") {
-      const nlohmann::json j = {{"op", std::string(name(q.op))},
-                                {"bytes", q.bytes},
-                                {"nodes", q.nodes},
-                                {"ranks_per_node", p.ranks_per_node},
-                                {"profile", p.profile},
-                                {"time_us", p.time_us},
-                                {"time_lo_us", p.time_lo_us},
-                                {"time_hi_us", p.time_hi_us},
-                                {"busbw_gbps", p.busbw_gbps},
-                                {"busbw_lo_gbps", p.busbw_lo_gbps},
-                                {"busbw_hi_gbps", p.busbw_hi_gbps},
-                                {"band", 0.9},
-                                {"extrapolated", p.extrapolated},
-                                {"from_spec", p.from_spec}};
-      std::printf("%s\n", j.dump(1).c_str());
-    } else {
-      std::string marks;
-      if (p.extrapolated) marks += "  extrapolated";
-      if (p.from_spec) marks += "  from spec";
-      std::printf("%s %s on %d nodes x %d ranks (%s): time %s [%s, %s], busbw %.3g GB/s [%.3g, %.3g] (90%% band)%s\n",
-                  std::string(name(q.op)).c_str(), format_bytes(q.bytes).c_str(), q.nodes, p.ranks_per_node,
-                  p.profile.c_str(), format_time(p.time_us).c_str(), format_time(p.time_lo_us).c_str(),
-                  format_time(p.time_hi_us).c_str(), p.busbw_gbps, p.busbw_lo_gbps, p.busbw_hi_gbps, marks.c_str());
-    }
-    return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "ccbench model predict: %s\n", e.what());
-  } catch (const ParseError& e) {
-    std::fprintf(stderr, "ccbench model predict: %s\n", e.what());
-  }
-  return exit_code::usage;
-}
-
 const bool registered_fit = cli::register_model_subcommand({"fit", "fit a model from result files", &fit_main});
-const bool registered_predict = cli::register_model_subcommand(
-    {"predict", "time and busbw at a size and node count, with a 90% band", &predict_main});
 
 void print_model_usage(std::FILE* out) {
   std::fprintf(out, "usage: ccbench model <subcommand> [options]\n\nsubcommands:\n");

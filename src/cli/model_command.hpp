@@ -1,8 +1,9 @@
-// `ccbench model <subcommand>`: fit and predict live in model_command.cpp; other subcommands
-// (plan) register themselves here from their own file, like the top-level commands.
+// `ccbench model <subcommand>`: fit lives in model_command.cpp (with the dispatcher); predict, plan and
+// checkpoint register themselves here from their own files, like the top-level commands.
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,5 +21,17 @@ const std::vector<ModelSubcommand>& model_subcommands();
 // Runs a subcommand's body: a ParseError or UsageError becomes one line "PROGRAM: message", any
 // other exception "PROGRAM: error: message", each exit 2 (the model commands fail alike).
 int run_reporting_errors(const char* program, const std::function<int()>& body);
+
+// `ccbench model predict MODEL... --trace TRACE.json` (model_predict_trace.cpp): the flags predict
+// parsed, for a trace.
+struct TracePredictFlags {
+  std::vector<std::string> models;
+  std::string trace, profiles, migrate, format;
+  int ranks_per_node = 0;  // 0: the models' one fitted layout
+};
+int predict_trace(const TracePredictFlags& flags);
+
+// "1.23 ms": a time in the unit that suits it.
+std::string format_time(double us);
 
 }  // namespace ccbench::cli

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
+#include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 
@@ -27,16 +30,44 @@ Prediction half_allreduce(const Pricer& price, PredictQuery q) {
   return p;  // busbw unchanged: that is the assumption
 }
 
-void add(Interval& sum, const Interval& x) {
+}  // namespace
+
+CallPrice price_call(const PredictQuery& q, const Pricer& price) {
+  CallPrice out;
+  try {
+    out.per_call = price(q);
+    out.priced = true;
+  } catch (const UsageError& e) {
+    if (q.op == Op::allgather || q.op == Op::reduce_scatter) {
+      try {
+        out.per_call = half_allreduce(price, q);
+        out.priced = true;
+        out.note = "half an all-reduce of the same size (no curve for this op)";
+      } catch (const UsageError& fallback) {
+        out.note = fmt::format("not priced: {}; nor as half an all-reduce: {}", e.what(), fallback.what());
+      }
+    } else {
+      out.note = fmt::format("not priced: {}", e.what());
+    }
+  }
+  return out;
+}
+
+Interval times(double calls, const Prediction& p) {
+  return {calls * p.time_us, calls * p.time_lo_us, calls * p.time_hi_us};
+}
+
+void add_interval(Interval& sum, const Interval& x) {
   sum.value += x.value;
   sum.lo += x.lo;
   sum.hi += x.hi;
 }
 
-// b - a with the interval of the difference of two independent 90% intervals taken at their ends.
-Interval difference(const Interval& a, const Interval& b) { return {b.value - a.value, b.lo - a.hi, b.hi - a.lo}; }
+Interval interval_difference(const Interval& a, const Interval& b) {
+  return {b.value - a.value, b.lo - a.hi, b.hi - a.lo};
+}
 
-Interval quotient(const Interval& a, const Interval& b) {
+Interval interval_ratio(const Interval& a, const Interval& b) {
   if (!(a.value > 0) || !(a.lo > 0)) return {kNaN, kNaN, kNaN};
   return {b.value / a.value, b.lo / a.hi, b.hi / a.lo};
 }
@@ -46,7 +77,50 @@ nlohmann::json interval_json(const Interval& x) {
   return {{"value", num(x.value)}, {"lo", num(x.lo)}, {"hi", num(x.hi)}};
 }
 
-}  // namespace
+Pricer first_measured(const std::vector<Model>& models) {
+  return [&models](const PredictQuery& q) {
+    const auto has = [&q](const Model& m, bool on_profile) {
+      return std::ranges::any_of(
+          m.groups(), [&](const GroupSummary& g) { return g.op == q.op && (!on_profile || g.profile == q.profile); });
+    };
+    // The op measured on the profile; else a model with the op at all (its spec prior); else the
+    // first model, whose error names what is missing.
+    for (const bool on_profile : {true, false})
+      for (const auto& m : models)
+        if (has(m, on_profile)) return m.predict(q);
+    return models.front().predict(q);
+  };
+}
+
+std::pair<std::string, std::string> parse_migrate(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    throw UsageError(fmt::format("--migrate {}: expected FROM:TO (two profiles)", text));
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+std::vector<std::string> profiles_to_price(const std::vector<Model>& models, const std::string& profiles_flag,
+                                           const std::optional<std::pair<std::string, std::string>>& migration) {
+  std::vector<std::string> profiles;
+  for (const std::string_view item : split_commas(profiles_flag)) {
+    std::string profile;
+    for (char c : item)
+      if (c != ' ') profile += c;
+    if (!profile.empty()) profiles.push_back(std::move(profile));
+  }
+  if (profiles.empty()) {
+    std::set<std::string> seen;
+    for (const auto& m : models)
+      for (const auto& p : m.profiles())
+        if (seen.insert(p).second) profiles.push_back(p);
+  }
+  if (migration) {
+    for (const auto& p : {migration->first, migration->second})
+      if (std::find(profiles.begin(), profiles.end(), p) == profiles.end()) profiles.push_back(p);
+  }
+  if (profiles.empty()) throw UsageError("no profile to price: the models list none; name them with --profiles");
+  return profiles;
+}
 
 ProfilePlan price_step(const std::vector<StepCollective>& step, const std::string& profile, const Pricer& price) {
   ProfilePlan out;
@@ -61,29 +135,15 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
       // The workload's sizes divide down to nothing (e.g. model.parameters: 1 over 80 layers).
       row.note = "not priced: 0 bytes per call (the workload's sizes round down to nothing)";
     } else {
-      const PredictQuery q{*op, c.bytes, c.nodes, c.ranks_per_node(), profile};
-      try {
-        row.per_call = price(q);
-        row.priced = true;
-      } catch (const UsageError& e) {
-        if (*op == Op::allgather || *op == Op::reduce_scatter) {
-          try {
-            row.per_call = half_allreduce(price, q);
-            row.priced = true;
-            row.note = "half an all-reduce of the same size (no curve for this op)";
-          } catch (const UsageError& fallback) {
-            row.note = fmt::format("not priced: {}; nor as half an all-reduce: {}", e.what(), fallback.what());
-          }
-        } else {
-          row.note = fmt::format("not priced: {}", e.what());
-        }
-      }
+      const CallPrice p = price_call({*op, c.bytes, c.nodes, c.ranks_per_node(), profile}, price);
+      row.priced = p.priced;
+      row.note = p.note;
+      row.per_call = p.per_call;
     }
     if (row.priced) {
-      const auto n = static_cast<double>(c.count);
-      row.step_us = {n * row.per_call.time_us, n * row.per_call.time_lo_us, n * row.per_call.time_hi_us};
-      add(out.total_us, row.step_us);
-      if (!c.overlaps) add(out.exposed_us, row.step_us);
+      row.step_us = times(static_cast<double>(c.count), row.per_call);
+      add_interval(out.total_us, row.step_us);
+      if (!c.overlaps) add_interval(out.exposed_us, row.step_us);
       out.extrapolated = out.extrapolated || row.per_call.extrapolated;
       out.from_spec = out.from_spec || row.per_call.from_spec;
     } else {
@@ -104,17 +164,17 @@ Migration migrate(const ProfilePlan& from, const ProfilePlan& to) {
     const auto& b = to.rows[i];
     if (!a.priced || !b.priced) continue;
     ++m.rows_compared;
-    add(m.from_total_us, a.step_us);
-    add(m.to_total_us, b.step_us);
+    add_interval(m.from_total_us, a.step_us);
+    add_interval(m.to_total_us, b.step_us);
     if (!a.step.overlaps) {
-      add(from_exposed, a.step_us);
-      add(to_exposed, b.step_us);
+      add_interval(from_exposed, a.step_us);
+      add_interval(to_exposed, b.step_us);
     }
   }
-  m.delta_total_us = difference(m.from_total_us, m.to_total_us);
-  m.delta_exposed_us = difference(from_exposed, to_exposed);
-  m.ratio_total = quotient(m.from_total_us, m.to_total_us);
-  m.ratio_exposed = quotient(from_exposed, to_exposed);
+  m.delta_total_us = interval_difference(m.from_total_us, m.to_total_us);
+  m.delta_exposed_us = interval_difference(from_exposed, to_exposed);
+  m.ratio_total = interval_ratio(m.from_total_us, m.to_total_us);
+  m.ratio_exposed = interval_ratio(from_exposed, to_exposed);
   return m;
 }
 

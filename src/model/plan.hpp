@@ -58,6 +58,38 @@ struct Plan {
   std::optional<Migration> migration;
 };
 
+// One call of an op at one size on a profile, the one pricing of a call that `plan` and a trace's
+// pricing (trace_price.hpp) share: the op's own curve, else for all-gather and reduce-scatter half an
+// all-reduce of the same S (said in the note); not priced: the model's reason in the note.
+struct CallPrice {
+  bool priced = false;
+  std::string note;
+  Prediction per_call;  // valid when priced
+};
+CallPrice price_call(const PredictQuery& query, const Pricer& price);
+
+// The interval arithmetic of docs/model.md "Pricing and intervals": `calls` calls of one price; a
+// sum (bands added: the rows share one model, their errors taken as fully correlated); to - from
+// and to / from with the two bands at opposite ends (at least 90% whatever the correlation; a
+// ratio to 0 is NaN).
+Interval times(double calls, const Prediction& per_call);
+void add_interval(Interval& sum, const Interval& x);
+Interval interval_difference(const Interval& from, const Interval& to);
+Interval interval_ratio(const Interval& from, const Interval& to);
+nlohmann::json interval_json(const Interval& x);  // {value, lo, hi}, null where not finite
+
+// Prices with several models: the first that measured the op on the profile answers, else the
+// first that has the op at all (from the profile's spec), else the first model (its error). A
+// fabric curve in one model file and the collectives in another both price. The models must outlive
+// the Pricer.
+Pricer first_measured(const std::vector<Model>& models);
+// `--migrate FROM:TO`; throws UsageError naming the flag when it is not two profiles.
+std::pair<std::string, std::string> parse_migrate(const std::string& text);
+// The profiles to price: those `--profiles` names (comma-separated, spaces and empty items
+// skipped), else every profile a model measured; plus the migration's.
+std::vector<std::string> profiles_to_price(const std::vector<Model>& models, const std::string& profiles_flag,
+                                           const std::optional<std::pair<std::string, std::string>>& migration);
+
 ProfilePlan price_step(const std::vector<StepCollective>& step, const std::string& profile, const Pricer& price);
 Migration migrate(const ProfilePlan& from, const ProfilePlan& to);
 

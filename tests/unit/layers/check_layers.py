@@ -43,7 +43,7 @@ ALLOWED = {
     "import": {"core"},
     "trace": {"core"},
     "report": {"core"},
-    "model": {"core", "system"},
+    "model": {"core", "system", "trace"},
     # the search, one test as a job started through launch (below it), and the run over them
     "screen": {"core", "system", "compare", "import", "report", "model", "launch"},
     "congestion": {"core", "compare"},
