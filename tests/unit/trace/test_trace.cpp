@@ -355,6 +355,36 @@ TEST(TracePytorchEt, ExecutionTrace2xFromRecordParamComms) {
                                   [](const std::string& n) { return n.starts_with("1 calls of send:"); }));
 }
 
+// 1.13's graph names no process group: a call site the ranks do not issue alike cannot be on the
+// world, and the trace says so, with the ranks and their counts, rather than inventing a group.
+TEST(TracePytorchEt, CallsTheRanksDoNotIssueAlikeAreNamedNotOnTheWorld) {
+  TempDir dir;
+  const auto allreduce = [](int id, int n) {
+    return R"({"name": "c10d::allreduce_", "id": )" + std::to_string(id) +
+           R"(, "parent": 1, "inputs": [], "input_shapes": [[[)" + std::to_string(n) +
+           R"(]]], "input_types": ["GenericList[Tensor(float)]"]})";
+  };
+  std::vector<std::filesystem::path> files;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string nodes = allreduce(3, 4);
+    if (rank != 2) nodes += "," + allreduce(5, 12);  // on a group of ranks 0, 1, 3
+    files.push_back(
+        dir.write("eg_rank" + std::to_string(rank) + ".json", R"({"schema": "1.0.1", "nodes": [)" + nodes + "]}"));
+  }
+  const auto out = dir.path() / "t.json";
+  import_trace(ImportFormat::pytorch_et, files, out, {});
+  const Trace t = load(out);
+  EXPECT_EQ(t.ranks[2].calls.size(), 1u);
+  EXPECT_EQ(t.ranks[3].calls.size(), 2u);
+  const auto& notes = t.provenance.not_in_source;
+  EXPECT_EQ(std::ranges::count(notes,
+                               "process group of allreduce float x12: not the world, as the ranks do not issue it "
+                               "alike (calls: 1 on ranks 0-1,3, 0 on ranks 2); written on the world like every call"),
+            1);
+  // The site every rank issues once is not named.
+  EXPECT_FALSE(std::ranges::any_of(notes, [](const std::string& n) { return n.find("x4:") != std::string::npos; }));
+}
+
 TEST(TracePytorchEt, GraphAloneHasNoTimes) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
