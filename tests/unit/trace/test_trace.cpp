@@ -72,6 +72,9 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// This machine has no GPU: the NCCL log follows NCCL's user guide (Environment Variables:
+// NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,COLL) and the lines its enqueue and init code print
+// (tests/data/trace/README.md).
 TEST(TraceNcclLog, CallsGroupsAndRanksFromTheLog) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -112,6 +115,7 @@ TEST(TraceNcclLog, CallsGroupsAndRanksFromTheLog) {
   EXPECT_EQ(t.ranks[0].calls[0].origin, Origin::nccl_log);
 }
 
+// Lines in the format of NCCL's user guide (NCCL_DEBUG_SUBSYS=INIT,COLL), each with one field broken.
 TEST(TraceNcclLog, BadLinesNameFileLineAndField) {
   TempDir dir;
   const std::string init = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 commId 0xab - Init COMPLETE\n";
@@ -132,6 +136,8 @@ TEST(TraceNcclLog, BadLinesNameFileLineAndField) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"r0.log"});
 }
 
+// This machine has no GPU: the records follow the NCCL Inspector plugin's README (NCCL's
+// ext-profiler/inspector: output format v4.0, NCCL_INSPECTOR_DUMP_VERBOSE) (tests/data/trace/README.md).
 TEST(TraceNcclInspector, RecordsSizesTimesAndWhatIsMissing) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -171,6 +177,7 @@ TEST(TraceNcclInspector, RecordsSizesTimesAndWhatIsMissing) {
   EXPECT_EQ(t.provenance.source_version, "inspector_output_format_version v4.0");
 }
 
+// Records in the NCCL Inspector README's output format v4.0, each with one field broken.
 TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
   TempDir dir;
   const auto bad = dir.write(
@@ -188,6 +195,9 @@ TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// This machine has PyTorch 1.13 without Kineto: the 2.x chrome traces follow PyTorch's profiler
+// documentation (torch.profiler, export_chrome_trace) and the record_param_comms argument names
+// c10d defines (tests/data/trace/README.md).
 TEST(TracePytorchProfiler, RecordParamCommsArgumentsAndKernelTimes) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -232,6 +242,8 @@ TEST(TracePytorchProfiler, RecordParamCommsArgumentsAndKernelTimes) {
       std::ranges::any_of(notes, [](const std::string& n) { return n.starts_with("call times: on ranks 1 "); }));
 }
 
+// Events in the PyTorch 2.x profiler's chrome-trace form (record_param_comms arguments), each with one
+// field broken.
 TEST(TracePytorchProfiler, BadArgumentsNameFileEventAndField) {
   TempDir dir;
   const auto bad =
@@ -328,6 +340,9 @@ TEST(TracePytorchEt, AProfilerEventLostLeavesThatCallUntimedNotTheNextMistimed) 
   }));
 }
 
+// This machine has PyTorch 1.13: the 2.x execution traces follow the node layout of PyTorch's
+// ExecutionTraceObserver (torch.profiler's documentation; schema 1.1.1-chakra.0.0.4) and the
+// record_param_comms attributes PyTorch defines (tests/data/trace/README.md).
 TEST(TracePytorchEt, ExecutionTrace2xFromRecordParamComms) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
