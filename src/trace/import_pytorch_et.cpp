@@ -445,9 +445,10 @@ std::string rank_ranges(const std::vector<int>& ranks) {
 }
 
 // The 1.13 graph names no process group, so every call is taken as on the world; a call site that
-// the ranks do not issue alike (the same number of times) cannot be on the world. Each such site is
-// named with how many calls each set of ranks issues: the source does not say their group, and a
-// guess (the ranks that issue it) would be wrong for a group that issues it unevenly.
+// the ranks do not issue alike (the same number of times) is on another group, or its sizes differ
+// by rank (an all_to_all_single with uneven splits). Each such site is named with how many calls
+// each set of ranks issues: the source does not say which, and a guess (a group of the ranks that
+// issue it) would be wrong for either.
 std::vector<std::string> uneven_call_sites(const std::vector<std::map<CallSite, std::size_t>>& per_rank) {
   std::set<CallSite> sites;
   for (const auto& counts : per_rank)
@@ -465,8 +466,8 @@ std::vector<std::string> uneven_call_sites(const std::vector<std::map<CallSite, 
     for (auto it = ranks_by_count.rbegin(); it != ranks_by_count.rend(); ++it)
       by_ranks += fmt::format("{}{} on ranks {}", by_ranks.empty() ? "" : ", ", it->first, rank_ranges(it->second));
     notes.push_back(fmt::format(
-        "process group of {} {} x{}{}: not the world, as the ranks do not issue it alike (calls: {}); written "
-        "on the world like every call",
+        "process group of {} {} x{}{}: the ranks do not issue it alike (calls: {}): on a group the source does not "
+        "name, or with sizes that differ by rank; written on the world like every call",
         name(op), name(dtype), count, root ? fmt::format(" root {}", *root) : "", by_ranks));
   }
   return notes;
