@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
@@ -427,6 +428,51 @@ struct RankFiles {
   std::optional<std::filesystem::path> graph, profiler;
 };
 
+// What makes two calls the same call site when every call is taken as on the world.
+using CallSite = std::tuple<CallOp, DType, std::uint64_t, std::optional<int>>;
+
+// "0-1,3": ranks in ascending order, runs joined.
+std::string rank_ranges(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// The 1.13 graph names no process group, so every call is taken as on the world; a call site that
+// the ranks do not issue alike (the same number of times) is on another group, or its sizes differ
+// by rank (an all_to_all_single with uneven splits). Each such site is named with how many calls
+// each set of ranks issues: the source does not say which, and a guess (a group of the ranks that
+// issue it) would be wrong for either.
+std::vector<std::string> uneven_call_sites(const std::vector<std::map<CallSite, std::size_t>>& per_rank) {
+  std::set<CallSite> sites;
+  for (const auto& counts : per_rank)
+    for (const auto& [site, n] : counts) sites.insert(site);
+  std::vector<std::string> notes;
+  for (const auto& site : sites) {
+    std::map<std::size_t, std::vector<int>> ranks_by_count;
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+      const auto it = per_rank[r].find(site);
+      ranks_by_count[it == per_rank[r].end() ? 0 : it->second].push_back(static_cast<int>(r));
+    }
+    if (ranks_by_count.size() == 1) continue;
+    const auto& [op, dtype, count, root] = site;
+    std::string by_ranks;
+    for (auto it = ranks_by_count.rbegin(); it != ranks_by_count.rend(); ++it)
+      by_ranks += fmt::format("{}{} on ranks {}", by_ranks.empty() ? "" : ", ", it->first, rank_ranges(it->second));
+    notes.push_back(fmt::format(
+        "process group of {} {} x{}{}: the ranks do not issue it alike (calls: {}): on a group the source does not "
+        "name, or with sizes that differ by rank; written on the world like every call",
+        name(op), name(dtype), count, root ? fmt::format(" root {}", *root) : "", by_ranks));
+  }
+  return notes;
+}
+
 ImportSummary import_execution_trace_2x(const std::map<int, RankFiles>& ranks, TraceWriter& writer,
                                         const ImportOptions& options) {
   int expected = 0;
@@ -527,6 +573,7 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
   std::map<std::string, std::size_t> untimed;   // graph calls with no profiler event, by the event's name
   std::size_t alltoall_from_backend = 0;
   bool any_profiler = false, all_profiler = true, relabelled_steps = false;
+  std::vector<std::map<CallSite, std::size_t>> sites_per_rank(static_cast<std::size_t>(world));
   ImportSummary summary;
   for (const auto& [rank, rf] : ranks) {
     std::string rank_schema;
@@ -604,6 +651,7 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
     writer.begin_rank(rank, file_list);
     for (auto& gc : calls) {
       if (gc.call.op == CallOp::alltoall && !c10d_op(gc.record_name)) ++alltoall_from_backend;
+      ++sites_per_rank[static_cast<std::size_t>(rank)][{gc.call.op, gc.call.dtype, gc.call.count, gc.call.root}];
       writer.add(std::move(gc.call));
     }
     writer.end_rank();
@@ -618,6 +666,7 @@ ImportSummary import_pytorch_et(const std::vector<std::filesystem::path>& files,
   p.tool_version = options.tool_version;
   p.not_in_source.push_back(
       "process group: the execution graph writes it as <Object>; every call is taken as on the world");
+  for (auto& note : uneven_call_sites(sites_per_rank)) p.not_in_source.push_back(std::move(note));
   p.not_in_source.push_back("reduce op: the execution graph writes it as <Object>; taken as sum");
   if (alltoall_from_backend > 0)
     p.not_in_source.push_back(fmt::format(

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Known answers from a real framework: torch_job.py trains a small DDP model and issues broadcast,
-all_gather, all_reduce, all_to_all_single and an all_reduce on a second process group on 2 gloo
-processes, writing PyTorch 1.13's execution graph and profiler trace per rank and its own log of the
-calls. The imported trace's calls must equal that log exactly, except what the source cannot see,
-which the trace must name in its provenance: the process group (every call on the world) and that
-all_to_all_single has no c10d node. Given the profiler traces too, every call is linked (times from
-the profiler, shapes from the graph)."""
+"""Known answers from a real framework: torch_job.py builds DistributedDataParallel (its start-up
+collectives traced), trains two steps (DDP's gradient buckets, its bucket rebuild before step 2, an
+FSDP-like layer loop of all_gathers and all_reduces, a broadcast, an all_to_all_single and an
+all_reduce on a second process group) on TORCH_JOB_WORLD gloo processes (2 or 4), writing PyTorch
+1.13's execution graph and profiler trace per rank and its own log of the calls. The log must be the
+hand-computed sequence below, and the imported trace's calls must equal it exactly, except what the
+source cannot see, which the trace must name in its provenance: the process group (every call on the
+world) and that all_to_all_single has no c10d node. Given the profiler traces too, every call is
+linked (times from the profiler, shapes from the graph)."""
 import json
 import os
 import shutil
@@ -21,7 +23,7 @@ import jsonschema
 CCBENCH = os.environ.get("CCBENCH", "build/ccbench")
 SOURCE = os.environ.get("CCBENCH_SOURCE", ".")
 JOB = os.path.join(SOURCE, "tests/e2e/trace/torch_job.py")
-WORLD = 2
+WORLD = int(os.environ.get("TORCH_JOB_WORLD", "2"))
 
 
 def free_port():
@@ -91,6 +93,34 @@ class TorchJob(unittest.TestCase):
             out.append(e)
         return out
 
+    def hand_computed_log(self, rank):
+        """The calls each rank issues, from the job's model by hand (op, dtype, count, step)."""
+        params = 4 * (64 * 64 + 64) + (64 * 8 + 8)  # DDP's model: 4 64x64 layers and a 64x8 one
+        startup = [("allgather", "int64", 1, 0),  # verify_params_across_processes: the parameter count
+                   ("broadcast", "int64", 5 * 4 + 5 * 2, 0),  # sizes and strides of 5 weights, 5 biases
+                   ("broadcast", "float", params, 0)]  # the parameters, one coalesced buffer
+        buckets = {1: [params],  # 1.13's first step reduces one bucket of every gradient
+                   2: [64 * 8 + 8 + 64 * 64 + 64] + [64 * 64 + 64] * 3}  # rebuilt: 8 KiB, then 15 KiB caps
+        calls = list(startup)
+        for step in (1, 2):
+            if step == 2:  # the rebuild: the parameters' bucket indices and the bucket count, the bucket sizes
+                calls += [("broadcast", "int32", 10 + 1, step), ("broadcast", "int32", len(buckets[2]), step)]
+            calls += [("allreduce", "float", n, step) for n in buckets[step]]
+            calls += [("allgather", "float", 32 * 48 // WORLD, step), ("allgather", "float", 48 * 16 // WORLD, step),
+                      ("allreduce", "float", 48 * 16, step), ("allreduce", "float", 32 * 48, step),
+                      ("broadcast", "int64", 16, step), ("allreduce", "double", 40, step),
+                      ("alltoall", "float", 8 * WORLD, step)]
+            if rank in (0, 1):
+                calls.append(("allreduce", "float", 12, step))
+        return calls
+
+    def test_the_job_logs_the_hand_computed_calls(self):
+        for rank in range(WORLD):
+            with self.subTest(rank=rank):
+                logged = [(c["op"], c["dtype"], c["count"], c["step"]) for c in self.logs[rank]]
+                self.assertEqual(logged, self.hand_computed_log(rank))
+                self.assertEqual(len(logged), 26 if rank < 2 else 24)
+
     def observed(self, doc, rank):
         calls = next(r for r in doc["ranks"] if r["rank"] == rank)["calls"]
         keys = ("op", "dtype", "count", "step", "group", "redop", "root")
@@ -102,8 +132,17 @@ class TorchJob(unittest.TestCase):
         alltoalls = sum(1 for r in range(WORLD) for c in self.logs[r] if c["op"] == "alltoall")
         self.assertIn(f"{alltoalls} all_to_all calls have no c10d node", notes)
         self.assertEqual(doc["groups"], [{"id": "world", "ranks": list(range(WORLD)), "members_from_source": False}])
-        # The job's second group is real; the trace must not invent it.
+        # The job's second group is real; the trace must not invent it. With more ranks than the
+        # pair, the ranks outside it do not issue its calls: the trace names that site (2 calls, one
+        # a step, on ranks 0-1) and no other.
         self.assertTrue(any(c["group"] == "pair" for c in self.logs[0]))
+        uneven = [n for n in doc["provenance"]["not_in_source"] if "do not issue it alike" in n]
+        if WORLD == 2:
+            self.assertEqual(uneven, [])
+        else:
+            self.assertEqual(uneven, [f"process group of allreduce float x12: the ranks do not issue it alike (calls: "
+                                      f"2 on ranks 0-1, 0 on ranks 2-{WORLD - 1}): on a group the source does not "
+                                      f"name, or with sizes that differ by rank; written on the world like every call"])
 
     def test_execution_graph_alone(self):
         _, doc = self.import_trace(self.files("eg"), "eg.trace.json")
@@ -151,16 +190,19 @@ class TorchJob(unittest.TestCase):
         # trace show: each step's call count and the bytes per op, from the log by hand.
         p = subprocess.run([CCBENCH, "trace", "show", path], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        sizes = {"float": 4, "double": 8, "int64": 8}
         for step in sorted({c["step"] for c in self.logs[0]}):
             per_rank = [sum(1 for c in self.logs[r] if c["step"] == step) for r in range(WORLD)]
-            self.assertEqual(len(set(per_rank)), 1)
-            self.assertIn(f"step {step}: {per_rank[0]} calls per rank", p.stdout)
-        step0 = p.stdout[p.stdout.index("step 0:"):p.stdout.index("step 1:")]
+            low, high = min(per_rank), max(per_rank)
+            self.assertIn(f"step {step}: {low if low == high else f'{low}-{high}'} calls per rank", p.stdout)
+        sizes = {"float": 4, "double": 8, "int64": 8, "int32": 4}
+        step1 = p.stdout[p.stdout.index("step 1:"):p.stdout.index("step 2:")]
+        if WORLD > 2:  # ranks 2.. issue no call on the second group
+            for r in range(WORLD):
+                self.assertIn(f"rank {r}: {sum(1 for c in self.logs[r] if c['step'] == 1)} calls", step1)
         for op in ("allreduce", "allgather", "alltoall", "broadcast"):
-            calls = [c for r in range(WORLD) for c in self.logs[r] if c["step"] == 0 and c["op"] == op]
+            calls = [c for r in range(WORLD) for c in self.logs[r] if c["step"] == 1 and c["op"] == op]
             nbytes = sum(c["count"] * sizes[c["dtype"]] for c in calls)
-            row = next(line.split() for line in step0.splitlines() if line.split()[:1] == [op])
+            row = next(line.split() for line in step1.splitlines() if line.split()[:1] == [op])
             self.assertEqual(row[1:3], ["world", str(len(calls))])
             self.assertEqual(self.bytes_value(row[3]), nbytes)
 

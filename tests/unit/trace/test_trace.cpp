@@ -72,6 +72,9 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// This machine has no GPU: the NCCL log follows NCCL's user guide (Environment Variables:
+// NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,COLL) and the lines its enqueue and init code print
+// (tests/data/trace/README.md).
 TEST(TraceNcclLog, CallsGroupsAndRanksFromTheLog) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -112,6 +115,7 @@ TEST(TraceNcclLog, CallsGroupsAndRanksFromTheLog) {
   EXPECT_EQ(t.ranks[0].calls[0].origin, Origin::nccl_log);
 }
 
+// Lines in the format of NCCL's user guide (NCCL_DEBUG_SUBSYS=INIT,COLL), each with one field broken.
 TEST(TraceNcclLog, BadLinesNameFileLineAndField) {
   TempDir dir;
   const std::string init = "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 commId 0xab - Init COMPLETE\n";
@@ -132,6 +136,8 @@ TEST(TraceNcclLog, BadLinesNameFileLineAndField) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"r0.log"});
 }
 
+// This machine has no GPU: the records follow the NCCL Inspector plugin's README (NCCL's
+// ext-profiler/inspector: output format v4.0, NCCL_INSPECTOR_DUMP_VERBOSE) (tests/data/trace/README.md).
 TEST(TraceNcclInspector, RecordsSizesTimesAndWhatIsMissing) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -171,6 +177,7 @@ TEST(TraceNcclInspector, RecordsSizesTimesAndWhatIsMissing) {
   EXPECT_EQ(t.provenance.source_version, "inspector_output_format_version v4.0");
 }
 
+// Records in the NCCL Inspector README's output format v4.0, each with one field broken.
 TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
   TempDir dir;
   const auto bad = dir.write(
@@ -188,6 +195,9 @@ TEST(TraceNcclInspector, BadRecordsNameFileLineAndField) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// This machine has PyTorch 1.13 without Kineto: the 2.x chrome traces follow PyTorch's profiler
+// documentation (torch.profiler, export_chrome_trace) and the record_param_comms argument names
+// c10d defines (tests/data/trace/README.md).
 TEST(TracePytorchProfiler, RecordParamCommsArgumentsAndKernelTimes) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -232,6 +242,8 @@ TEST(TracePytorchProfiler, RecordParamCommsArgumentsAndKernelTimes) {
       std::ranges::any_of(notes, [](const std::string& n) { return n.starts_with("call times: on ranks 1 "); }));
 }
 
+// Events in the PyTorch 2.x profiler's chrome-trace form (record_param_comms arguments), each with one
+// field broken.
 TEST(TracePytorchProfiler, BadArgumentsNameFileEventAndField) {
   TempDir dir;
   const auto bad =
@@ -328,6 +340,9 @@ TEST(TracePytorchEt, AProfilerEventLostLeavesThatCallUntimedNotTheNextMistimed) 
   }));
 }
 
+// This machine has PyTorch 1.13: the 2.x execution traces follow the node layout of PyTorch's
+// ExecutionTraceObserver (torch.profiler's documentation; schema 1.1.1-chakra.0.0.4) and the
+// record_param_comms attributes PyTorch defines (tests/data/trace/README.md).
 TEST(TracePytorchEt, ExecutionTrace2xFromRecordParamComms) {
   TempDir dir;
   const auto out = dir.path() / "t.json";
@@ -353,6 +368,38 @@ TEST(TracePytorchEt, ExecutionTrace2xFromRecordParamComms) {
   EXPECT_EQ(t.provenance.source_version, "execution trace schema 1.1.1-chakra.0.0.4");
   EXPECT_TRUE(std::ranges::any_of(t.provenance.not_in_source,
                                   [](const std::string& n) { return n.starts_with("1 calls of send:"); }));
+}
+
+// 1.13's graph names no process group: a call site the ranks do not issue alike is on another group
+// (or its sizes differ by rank), and the trace says so, with the ranks and their counts, rather
+// than inventing a group.
+TEST(TracePytorchEt, CallsTheRanksDoNotIssueAlikeAreNamedNotOnTheWorld) {
+  TempDir dir;
+  const auto allreduce = [](int id, int n) {
+    return R"({"name": "c10d::allreduce_", "id": )" + std::to_string(id) +
+           R"(, "parent": 1, "inputs": [], "input_shapes": [[[)" + std::to_string(n) +
+           R"(]]], "input_types": ["GenericList[Tensor(float)]"]})";
+  };
+  std::vector<std::filesystem::path> files;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string nodes = allreduce(3, 4);
+    if (rank != 2) nodes += "," + allreduce(5, 12);  // on a group of ranks 0, 1, 3
+    files.push_back(
+        dir.write("eg_rank" + std::to_string(rank) + ".json", R"({"schema": "1.0.1", "nodes": [)" + nodes + "]}"));
+  }
+  const auto out = dir.path() / "t.json";
+  import_trace(ImportFormat::pytorch_et, files, out, {});
+  const Trace t = load(out);
+  EXPECT_EQ(t.ranks[2].calls.size(), 1u);
+  EXPECT_EQ(t.ranks[3].calls.size(), 2u);
+  const auto& notes = t.provenance.not_in_source;
+  EXPECT_EQ(std::ranges::count(notes,
+                               "process group of allreduce float x12: the ranks do not issue it alike (calls: 1 on "
+                               "ranks 0-1,3, 0 on ranks 2): on a group the source does not name, or with sizes that "
+                               "differ by rank; written on the world like every call"),
+            1);
+  // The site every rank issues once is not named.
+  EXPECT_FALSE(std::ranges::any_of(notes, [](const std::string& n) { return n.find("x4:") != std::string::npos; }));
 }
 
 TEST(TracePytorchEt, GraphAloneHasNoTimes) {
