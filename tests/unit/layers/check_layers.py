@@ -20,6 +20,7 @@ NODES = {
     "screen": "screen/",
     "congestion": "congestion/",
     "congestion_run": "congestion_run/",  # ccbench congestion over MPI: above sweep and the backends
+    "replay": "replay/",                # ccbench replay: a trace over the backends of run
     "checkpoint": "checkpoint/",
     "launch": "launch/",
     "backends": "backends/",            # the Backend interface (backend.hpp/.cpp)
@@ -57,6 +58,8 @@ ALLOWED = {
     "registry": {"backends", "backends/mpi", "backends/nccl", "fabric", "core", "channel"},
     # the phases of `ccbench congestion` over the sweep's engine and channels (the flags stay in cli)
     "congestion_run": {"core", "system", "compare", "report", "congestion", "backends", "channel", "sweep"},
+    # a trace's calls replayed over the backends of `run` and the control channel (the flags stay in cli)
+    "replay": {"core", "system", "trace", "backends", "channel", "sweep"},
     # MPI's life cycle, the signal mask and the one ending ladder of every measuring command
     "measure": {"core", "system", "backends", "channel", "sweep"},
     "cli": {n for n in NODES if n != "cli"},
