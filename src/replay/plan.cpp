@@ -191,7 +191,8 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
     auto& out = per_trace_rank[static_cast<std::size_t>(rank.rank)];
     for (std::size_t i = 0; i < rank.calls.size(); ++i) {
       const trace::Call& call = rank.calls[i];
-      const std::optional<Op> op = replayed_op(call.op);
+      const bool point_to_point = call.op == trace::CallOp::send || call.op == trace::CallOp::recv;
+      const std::optional<Op> op = point_to_point ? std::optional<Op>(Op::allreduce) : replayed_op(call.op);
       if (!op) {
         throw UsageError(
             fmt::format("{}: field 'op': {} is not replayed yet (replay runs allreduce, allgather, "
@@ -202,7 +203,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       const trace::Group& group = trace.groups[static_cast<std::size_t>(g)];
       const int n = static_cast<int>(group.ranks.size());
       const OpBuffers buffers = info(*op).buffers;
-      if ((buffers == OpBuffers::scatter || buffers == OpBuffers::exchange) &&
+      if (!point_to_point && (buffers == OpBuffers::scatter || buffers == OpBuffers::exchange) &&
           call.count % static_cast<std::uint64_t>(n) != 0) {
         throw UsageError(fmt::format("{}: field 'count': {} {} elements do not split over the {} ranks of group '{}'",
                                      call_where(trace_path, rank.rank, i), call.count, trace::name(call.op), n,
@@ -227,6 +228,9 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       planned.root = call.root.value_or(0);  // a rank in the trace's group order for now
       planned.comm_size = n;
       planned.layout = traced_layout(*op, call.count, info(call.dtype).size_bytes, n);
+      planned.point_to_point = point_to_point;
+      planned.send = call.op == trace::CallOp::send;
+      planned.peer = call.peer.value_or(0);  // a rank in the trace's group order for now
       planned.gap_us = call.gap_us;
       out.push_back(planned);
     }
@@ -257,6 +261,10 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       const int root_trace = trace.groups[static_cast<std::size_t>(g)].ranks[static_cast<std::size_t>(call.root)];
       call.root = comm_rank_of(world_of.at({root_trace, copy}));
       call.comm_rank = comm_rank_of(w);
+      if (call.point_to_point) {
+        const int peer_trace = trace.groups[static_cast<std::size_t>(g)].ranks[static_cast<std::size_t>(call.peer)];
+        call.peer = comm_rank_of(world_of.at({peer_trace, copy}));
+      }
       if (call.comm_rank == static_cast<int>(comm.world_ranks.size())) {
         throw UsageError(fmt::format("{}: trace rank {} calls on group '{}', which does not hold it", trace_path,
                                      trace_rank, trace.groups[static_cast<std::size_t>(g)].id));

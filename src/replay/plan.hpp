@@ -71,6 +71,11 @@ struct PlannedCall {
   DType dtype = DType::float32;
   RedOp redop = RedOp::sum;
   int root = 0;  // broadcast: the root's rank in the communicator
+  // send / recv: posted with the rank's other sends and receives that follow it back to back
+  // (backends/point_to_point.hpp); `peer` is the other rank's rank in the communicator.
+  bool point_to_point = false;
+  bool send = false;
+  int peer = 0;
   int comm_rank = 0;
   int comm_size = 1;
   OpLayout layout;
@@ -88,8 +93,9 @@ struct ReplayPlan {
   std::uint64_t calls_per_step(int world_rank) const { return calls[static_cast<std::size_t>(world_rank)].size(); }
 };
 
-// The ops replay runs over the backends of `run` (send, recv, alltoallv, reduce and barrier are
-// refused naming the call: not replayed yet).
+// The collectives replay runs over the backends of `run` (send and recv run through
+// backends/point_to_point.hpp; alltoallv, reduce and barrier are refused naming the call: not
+// replayed yet).
 std::optional<Op> replayed_op(trace::CallOp op);
 
 // Throws UsageError naming `trace_path`, the call (ranks[R].calls[I]) and the field for a call it

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/point_to_point.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
@@ -76,7 +77,19 @@ class Replay {
         backend_name_(world_backend.name()),
         writer_(writer),
         calls_(plan.calls[static_cast<std::size_t>(world.rank())]) {
-    for (const PlannedCall& call : calls_) cases_.push_back(case_of(call));
+    for (std::size_t i = 0; i < calls_.size(); ++i) {
+      const PlannedCall& call = calls_[i];
+      cases_.push_back(case_of(call));
+      const bool continues = i > 0 && call.point_to_point && calls_[i - 1].point_to_point &&
+                             calls_[i - 1].communicator == call.communicator;
+      if (call.point_to_point && !continues) {
+        batch_of_.push_back(static_cast<int>(batches_.size()));
+        batches_.emplace_back();
+      } else {
+        batch_of_.push_back(-1);
+      }
+      if (call.point_to_point) batches_.back().push_back({call.send, call.dtype, call.layout.count, call.peer});
+    }
   }
 
   int run();
@@ -97,6 +110,10 @@ class Replay {
   ResultWriter* writer_;  // rank 0
   const std::vector<PlannedCall>& calls_;
   std::vector<CaseSpec> cases_;
+  // Sends and receives back to back on one communicator are one batch, posted together:
+  // batch_of_[i] is the batch call i starts (-1: a collective, or inside a batch).
+  std::vector<std::vector<PointToPointCall>> batches_;
+  std::vector<int> batch_of_;
   std::uint64_t wrong_ = 0;  // this rank's, this trial
 
   std::mutex mutex_;  // rank 0's samples of the trial running: the watchdog's handler keeps them
@@ -115,6 +132,20 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
     const PlannedCall& call = calls_[i];
     const CaseSpec& c = cases_[i];
     Backend& backend = *backends_[static_cast<std::size_t>(call.communicator)];
+    if (call.point_to_point) {
+      // A batch: the first call's gap, then every call posted and completed together; each call
+      // of it is counted an equal share of the batch's time. Its data is not checked.
+      if (batch_of_[i] < 0) continue;
+      const auto& batch = batches_[static_cast<std::size_t>(batch_of_[i])];
+      wait_gap(opt_.gaps.wait_us(call.gap_us));
+      watchdog_->arm(Phase::sample, static_cast<std::uint64_t>(step_index) * calls_.size() + i);
+      const double us = dynamic_cast<PointToPoint&>(backend).time_point_to_point_us(batch);
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        times[static_cast<std::size_t>(calls_[i + k].site)] += us / static_cast<double>(batch.size());
+      }
+      times.back() += us;
+      continue;
+    }
     const pattern::Params params = params_of(c, seed);
     if (config_.check) backend.fill(c, params);
     wait_gap(opt_.gaps.wait_us(call.gap_us));
@@ -248,9 +279,9 @@ std::vector<ResultRow> trial_rows(const ReplayPlan& plan, const std::string& bac
   for (std::size_t k = 0; k < sites; ++k) {
     const CallSite& site = plan.sites[k];
     ResultRow row;
-    row.op = std::string(name(site.op));
+    row.op = std::string(trace::name(site.trace_op));
     row.dtype = std::string(info(site.dtype).name);
-    row.redop = info(site.op).is_reduction ? "sum" : "none";
+    row.redop = trace::info(site.trace_op).takes_redop ? "sum" : "none";
     row.bytes = site.bytes;
     row.count = site.count;
     row.ranks = site.group_size;
@@ -331,20 +362,43 @@ int run_replay(ControlChannel& world, RunEnding& ending, const RunConfig& config
   if (error.empty()) {
     try {
       std::vector<std::uint64_t> send(plan.communicators.size(), 0), recv(plan.communicators.size(), 0);
+      std::vector<std::uint64_t> p2p_send(send.size(), 0), p2p_recv(send.size(), 0);
+      const PlannedCall* previous = nullptr;
+      std::uint64_t batch_send = 0, batch_recv = 0;
       for (const PlannedCall& call : plan.calls[static_cast<std::size_t>(rank)]) {
         const CaseSpec c = case_of(call);
         Backend& backend = *by_comm[static_cast<std::size_t>(call.communicator)];
-        if (auto why = backend.unsupported(c)) {
-          const CallSite& site = plan.sites[static_cast<std::size_t>(call.site)];
-          throw UsageError(fmt::format("{}: {} {} on group '{}': {}", opt.trace_path, name(site.op),
-                                       info(site.dtype).name, site.group, *why));
-        }
         auto& s = send[static_cast<std::size_t>(call.communicator)];
         auto& r = recv[static_cast<std::size_t>(call.communicator)];
+        if (auto why = backend.unsupported(c)) {
+          const CallSite& site = plan.sites[static_cast<std::size_t>(call.site)];
+          throw UsageError(fmt::format("{}: {} {} on group '{}': {}", opt.trace_path, trace::name(site.trace_op),
+                                       info(site.dtype).name, site.group, *why));
+        }
+        if (call.point_to_point) {
+          if (dynamic_cast<PointToPoint*>(&backend) == nullptr) {
+            throw UsageError(fmt::format("{}: send and recv: the {} backend has no point-to-point calls for replay",
+                                         opt.trace_path, backend.name()));
+          }
+          // Each call of a batch has its own region: the buffers hold the largest batch.
+          const bool continues =
+              previous != nullptr && previous->point_to_point && previous->communicator == call.communicator;
+          if (!continues) batch_send = batch_recv = 0;
+          (call.send ? batch_send : batch_recv) += call.layout.count * info(call.dtype).size_bytes;
+          auto& most_send = p2p_send[static_cast<std::size_t>(call.communicator)];
+          auto& most_recv = p2p_recv[static_cast<std::size_t>(call.communicator)];
+          most_send = std::max(most_send, batch_send);
+          most_recv = std::max(most_recv, batch_recv);
+          previous = &call;
+          continue;
+        }
         s = std::max(s, backend.send_bytes_needed(c));
         r = std::max(r, backend.recv_bytes_needed(c));
+        previous = &call;
       }
       for (std::size_t i = 0; i < by_comm.size(); ++i) {
+        send[i] = std::max(send[i], p2p_send[i]);
+        recv[i] = std::max(recv[i], p2p_recv[i]);
         if (by_comm[i] != nullptr && (send[i] > 0 || recv[i] > 0)) by_comm[i]->allocate(send[i], recv[i]);
       }
     } catch (const std::exception& e) {

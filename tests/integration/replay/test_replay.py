@@ -114,6 +114,33 @@ class ReplayRows(unittest.TestCase):
                           ("replay_step", 4, 5)])
 
 
+class ReplaySendRecv(unittest.TestCase):
+    """Both ranks send first, past the eager limit: posted as one batch they cannot deadlock."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ccbench_replay_sr_")
+        self.addCleanup(self.dir.cleanup)
+
+    def test_pair_sent_first_on_both_ranks(self):
+        out = os.path.join(self.dir.name, "sr.json")
+        p = replay(2, [os.path.join(DATA, "send_recv.trace.json"), "--steps", "3", "-T", "20", "-J", out], timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        validate(doc)
+        rows = by_site(doc)
+        self.assertEqual([(r["op"], r["bytes"], r["count"], r["replay"]["calls"]) for r in rows], [
+            ("send", 1048576, 262144, 1),
+            ("recv", 524288, 131072, 1),
+            ("allreduce", 4096, 1024, 1),
+            ("send", 524288, 131072, 1),
+            ("recv", 1048576, 262144, 1),
+            ("replay_step", 1048576 + 524288 + 4096, 3, 3),
+        ])
+        # A batch's time is shared equally by its calls.
+        self.assertEqual(rows[0]["samples_us"], rows[1]["samples_us"])
+        self.assertEqual(rows[3]["samples_us"], rows[4]["samples_us"])
+
+
 class ReplayUsage(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="ccbench_replay_usage_")

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../measure/rank_threads.hpp"
+#include "backends/point_to_point.hpp"
 #include "core/error.hpp"
 #include "replay/plan.hpp"
 #include "replay/runner.hpp"
@@ -48,7 +49,7 @@ class Recording {
 };
 
 // Every op takes 10 us; every call is recorded with the rank that made it and its communicator.
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public Backend, public PointToPoint {
  public:
   RecordingBackend(Recording& recording, int world_rank, int color)
       : recording_(recording), world_rank_(world_rank), color_(color) {}
@@ -66,6 +67,12 @@ class RecordingBackend final : public Backend {
     return 10.0;
   }
   std::uint64_t verify(const CaseSpec&, const pattern::Params&) override { return 0; }
+  // A batch of sends and receives: 10 us, recorded as one call (op broadcast, its bytes summed).
+  double time_point_to_point_us(std::span<const PointToPointCall> batch) override {
+    recording_.add({world_rank_, Op::broadcast, send_bytes(batch) + recv_bytes(batch), static_cast<int>(batch.size()),
+                    -1, batch.front().peer, color_});
+    return 10.0;
+  }
   void corrupt_output_for_test(const CaseSpec&) override {}
   nlohmann::json metadata() const override { return nlohmann::json::object(); }
 
@@ -156,6 +163,53 @@ TEST(ReplayPlan, FlagErrorsNameTheFlag) {
   EXPECT_EQ(replay::parse_gaps("0.5").wait_us(40.0), 20.0);
   EXPECT_EQ(replay::parse_gaps("none").wait_us(40.0), 0.0);
   EXPECT_EQ(replay::parse_gaps("traced").wait_us(-3.0), 0.0);
+}
+
+TEST(ReplayRun, SendsAndReceivesBackToBackAreOneBatchSharingItsTime) {
+  const std::string path = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/send_recv.trace.json";
+  const replay::ReplayPlan plan = replay::make_plan(trace::load(path), replay::identity_map(2, 2), path);
+  ASSERT_EQ(plan.sites.size(), 5u);
+  EXPECT_TRUE(plan.calls[1][0].point_to_point);
+  EXPECT_TRUE(plan.calls[1][0].send);
+  EXPECT_EQ(plan.calls[1][0].peer, 0);
+  EXPECT_FALSE(plan.calls[1][1].send);
+  testing::TempDir dir("replay_p2p");
+  const std::string out = (dir.path() / "p2p.json").string();
+  Recording recording;
+  const std::vector<int> codes = testing::run_ranks(2, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.json_path = frame.is_root() ? out : "";
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = path;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 2;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                              });
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  // Per rank and step (3 with the warm-up): one batch of 2 calls, 1 MiB + 512 KiB, then the allreduce.
+  int batches = 0;
+  for (const Seen& s : recording.calls()) {
+    if (s.op != Op::broadcast) continue;
+    ++batches;
+    EXPECT_EQ(s.nranks, 2);
+    EXPECT_EQ(s.bytes, 1048576u + 524288u);
+  }
+  EXPECT_EQ(batches, 2 * 3);
+  std::ifstream in(out);
+  const nlohmann::json rows = nlohmann::json::parse(in)["results"];
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0]["op"], "send");
+  EXPECT_EQ(rows[0]["samples_us"], (std::vector<double>{5, 5}));
+  EXPECT_EQ(rows[1]["op"], "recv");
+  EXPECT_EQ(rows[1]["samples_us"], (std::vector<double>{5, 5}));
+  EXPECT_EQ(rows[5]["samples_us"], (std::vector<double>{20, 20}));
+  EXPECT_DOUBLE_EQ(rows[0]["replay"]["fraction_of_step"].get<double>(), 0.25);
 }
 
 TEST(ReplayRun, RowsHoldExactCallsBytesAndTimes) {
