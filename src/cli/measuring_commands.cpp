@@ -31,6 +31,7 @@ constexpr measure::MeasuringCommand kMeasuringCommands[] = {
      CCBENCH_ENTRY(congestion_entry)},
     {"checkpoint", "time to a durable checkpoint on a storage tier, write and read back (mpirun or srun)", nullptr,
      CCBENCH_ENTRY(checkpoint_entry)},
+    {"replay", "a traced job's collectives replayed rank by rank: step time and each call site's share (mpirun or srun)", nullptr, CCBENCH_ENTRY(replay_entry)},
 };
 
 #ifdef CCBENCH_MEASURE_EXECUTABLE

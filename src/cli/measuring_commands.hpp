@@ -28,5 +28,6 @@ std::optional<int> fabric_before_mpi(int argc, char** argv);
 std::optional<int> info_before_mpi(int argc, char** argv);
 int congestion_entry(measure::Frame& frame);
 int checkpoint_entry(measure::Frame& frame);
+int replay_entry(measure::Frame& frame);
 
 }  // namespace ccbench::cli

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/pattern_check.hpp"
@@ -221,6 +222,34 @@ void MpiBackend::corrupt_output_for_test(const CaseSpec& c) {
     out[0] = static_cast<T>(out[0] + 1);
     return 0;
   });
+}
+
+double MpiBackend::time_point_to_point_us(std::span<const PointToPointCall> batch) {
+  std::vector<MPI_Request> requests(batch.size(), MPI_REQUEST_NULL);
+  std::uint64_t send_offset = 0, recv_offset = 0;
+  const double start = MPI_Wtime();
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const PointToPointCall& call = batch[i];
+    const MPI_Datatype type = mpi_type(call.dtype);
+    const auto count = static_cast<int>(call.count);
+    const std::uint64_t bytes = call.count * info(call.dtype).size_bytes;
+    int rc = MPI_SUCCESS;
+    if (call.send) {
+      rc = MPI_Isend(static_cast<char*>(send_.data) + send_offset, count, type, call.peer, 0, comm_, &requests[i]);
+      send_offset += bytes;
+    } else {
+      rc = MPI_Irecv(static_cast<char*>(recv_.data) + recv_offset, count, type, call.peer, 0, comm_, &requests[i]);
+      recv_offset += bytes;
+    }
+    if (rc != MPI_SUCCESS) {
+      throw PeerFailure(std::string(call.send ? "send to" : "receive from") + " rank " + std::to_string(call.peer) +
+                        " failed");
+    }
+  }
+  if (MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+    throw PeerFailure("a send or receive did not complete");
+  }
+  return (MPI_Wtime() - start) * 1e6;
 }
 
 nlohmann::json MpiBackend::metadata() const { return {{"mpi", mpi_library_version()}}; }

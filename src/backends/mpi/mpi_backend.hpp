@@ -7,10 +7,11 @@
 #include <memory>
 
 #include "backends/backend.hpp"
+#include "backends/point_to_point.hpp"
 
 namespace ccbench {
 
-class MpiBackend final : public Backend {
+class MpiBackend final : public Backend, public PointToPoint {
  public:
   // owns_comm: `comm` was made for this backend (a group) and is freed with it.
   explicit MpiBackend(MPI_Comm comm, bool owns_comm = false);
@@ -28,6 +29,7 @@ class MpiBackend final : public Backend {
   std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) override;
   void corrupt_output_for_test(const CaseSpec& c) override;
   nlohmann::json metadata() const override;
+  double time_point_to_point_us(std::span<const PointToPointCall> batch) override;
 
  private:
   struct Buffer {

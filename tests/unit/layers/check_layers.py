@@ -20,6 +20,7 @@ NODES = {
     "screen": "screen/",
     "congestion": "congestion/",
     "congestion_run": "congestion_run/",  # ccbench congestion over MPI: above sweep and the backends
+    "replay": "replay/",                # ccbench replay: a trace over the backends of run
     "checkpoint": "checkpoint/",
     "checkpoint_run": "checkpoint_run/",  # ccbench checkpoint's runtime: above checkpoint and sweep
     "launch": "launch/",
@@ -60,6 +61,8 @@ ALLOWED = {
     "congestion_run": {"core", "system", "compare", "report", "congestion", "backends", "channel", "sweep"},
     # `ccbench checkpoint`'s set-up, trials and finish over the channel and Storage (flags in cli)
     "checkpoint_run": {"core", "system", "model", "checkpoint", "channel", "sweep"},
+    # a trace's calls replayed over the backends of `run` and the control channel (the flags stay in cli)
+    "replay": {"core", "system", "trace", "backends", "channel", "sweep"},
     # MPI's life cycle, the signal mask and the one ending ladder of every measuring command
     "measure": {"core", "system", "backends", "channel", "sweep"},
     "cli": {n for n in NODES if n != "cli"},

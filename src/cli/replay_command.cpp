@@ -1,0 +1,129 @@
+// `ccbench replay TRACE.json` (docs/replay.md, "Replay"): a job's traced calls replayed rank by
+// rank over the backends of `run`. This file is the command's flags, their checks against the
+// trace and what it prints; the plan (mapping, groups, call sites) and the loop are replay/.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/measuring_commands.hpp"
+#include "cli/parse_flags.hpp"
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+#include "measure/frame.hpp"
+#include "replay/plan.hpp"
+#include "replay/runner.hpp"
+#include "sweep/describe_run.hpp"
+#include "sweep/session_flags.hpp"
+#include "trace/trace.hpp"
+
+namespace ccbench::cli {
+namespace {
+
+using replay::kCommand;
+using replay::ReplayOptions;
+
+constexpr int kMaxSteps = 1000000;
+
+// Returns false when --help was printed. Throws UsageError naming the flag.
+bool parse_options(int argc, char** argv, RunConfig& config, ReplayOptions& opt, bool print_help) {
+  CLI::App app{"ccbench replay: a traced job's collectives replayed rank by rank (launch with mpirun or srun)",
+               kCommand};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.get_formatter()->column_width(36);
+  SharedFlagText shared;
+  add_shared_flags(app, config, shared, "call");
+  // The trace gives the sizes and the order; a step is one pass over it, not a sampled size.
+  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress", "-w", "--iters",
+                     "--max-time-per-size", "--batch"});
+  app.get_option("--trials")->description("trials: runs of --steps steps, one set of rows each");
+  app.get_option("--target-ci")
+      ->description("a row's CI target (ci_target_met): the median's 95% CI within this fraction");
+  app.add_option("trace", opt.trace_path, "the trace (ccbench trace import ... --out TRACE.json)")->required();
+  app.add_option("--steps", opt.steps, "steps per trial: passes over each rank's traced calls")->default_val(opt.steps);
+  app.add_option("--gaps", opt.gaps_text,
+                 "compute gaps before each call: traced, none, or a factor on the traced gaps (0.5)")
+      ->default_str(opt.gaps_text);
+  app.add_option("--ranks-map", opt.ranks_map,
+                 "the trace rank each job rank replays, e.g. 0,1,0,1 (needed when the job's size differs)");
+  add_backend_flag(app, config.backend, "mpi (host memory) or nccl (GPUs)")->default_val(config.backend);
+  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
+  apply_shared_flags(config, shared);
+  if (opt.steps < 1 || opt.steps > kMaxSteps) {
+    throw UsageError(fmt::format("--steps: from 1 to {}, got {}", kMaxSteps, opt.steps));
+  }
+  if (config.trials < 1) throw UsageError(fmt::format("--trials: must be at least 1, got {}", config.trials));
+  opt.gaps = replay::parse_gaps(opt.gaps_text);
+  return true;
+}
+
+// Rank 0's lines on stdout (stderr for a failed data check).
+class ConsolePrinter final : public replay::Printer {
+ public:
+  void start(const replay::ReplayPlan& plan, const ReplayOptions& opt, int trials) override {
+    std::printf("# replay %s: %d trace ranks on %d ranks (%d cop%s), %zu call sites, %zu calls per step on rank 0\n",
+                opt.trace_path.c_str(), plan.trace_world_size, plan.world_size, plan.map.copies,
+                plan.map.copies == 1 ? "y" : "ies", plan.sites.size(), plan.calls.front().size());
+    std::printf("# %d trial%s x %d steps, gaps %s\n", trials, trials == 1 ? "" : "s", opt.steps, opt.gaps_text.c_str());
+    std::printf("# %5s %-14s %-9s %12s %8s %6s %6s %12s %8s %8s\n", "trial", "op", "dtype", "bytes", "group", "ranks",
+                "calls", "time (us)", "ci (±%)", "of step");
+    std::fflush(stdout);
+  }
+  void trial(const std::vector<ResultRow>& rows) override {
+    for (const ResultRow& row : rows) {
+      const auto& r = row.extra["replay"];
+      const double median = row.time_us.median;
+      const double ci =
+          median > 0 ? 100.0 * std::max(median - row.time_us.ci95_lo, row.time_us.ci95_hi - median) / median : 0.0;
+      const bool site = r.value("kind", "") == "call_site";
+      std::printf("  %5d %-14s %-9s %12s %8s %6d %6llu %12.2f %8.1f %8s\n", row.trial, row.op.c_str(),
+                  row.dtype.c_str(), format_bytes(row.bytes).c_str(), site ? r.value("group", "").c_str() : "-",
+                  row.ranks, static_cast<unsigned long long>(r.value("calls", 0ULL)), median, ci,
+                  site ? fmt::format("{:.1f}%", 100.0 * r.value("fraction_of_step", 0.0)).c_str() : "-");
+    }
+    std::fflush(stdout);
+  }
+  void finished(const std::string& result_path, std::uint64_t wrong, int exit_code) override {
+    if (wrong > 0) {
+      std::fprintf(stderr, "%s: data check failed: %llu wrong elements\n", kCommand,
+                   static_cast<unsigned long long>(wrong));
+    }
+    if (!result_path.empty()) std::printf("# result file: %s\n", result_path.c_str());
+    std::printf("# exit %d\n", exit_code);
+    std::fflush(stdout);
+  }
+};
+
+}  // namespace
+
+int replay_entry(measure::Frame& frame) {
+  ControlChannel& world = frame.channel();
+  RunConfig config;
+  ReplayOptions opt;
+  try {
+    if (!parse_options(frame.argc(), frame.argv(), config, opt, world.is_root())) return exit_code::ok;
+  } catch (const UsageError& e) {
+    return frame.usage_error(e.what());
+  }
+  // Every rank reads the trace and makes the same plan (or the same error: one line).
+  replay::ReplayPlan plan;
+  std::string error;
+  try {
+    const trace::Trace trace = trace::load(opt.trace_path);
+    const replay::RankMap map = opt.ranks_map.empty()
+                                    ? replay::identity_map(trace.world_size, world.size())
+                                    : replay::parse_rank_map(opt.ranks_map, trace.world_size, world.size());
+    plan = replay::make_plan(trace, map, opt.trace_path);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (auto failed = frame.agree_or_usage_error(error)) return *failed;
+  opt.command = recorded_command(kCommand, frame.argc(), frame.argv());
+  ConsolePrinter printer;
+  return replay::run_replay(world, frame.ending(), config, opt, plan, printer);
+}
+
+}  // namespace ccbench::cli

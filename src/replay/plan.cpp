@@ -1,0 +1,277 @@
+#include "replay/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/comma_list.hpp"
+#include "core/error.hpp"
+#include "core/numbers.hpp"
+#include "core/types.hpp"
+
+namespace ccbench::replay {
+namespace {
+
+std::string call_where(const std::string& path, int rank, std::size_t index) {
+  return fmt::format("{}: ranks[{}].calls[{}]", path, rank, index);
+}
+
+// The layout of a traced call on a communicator of `n` ranks, in the terms of `run`'s backends
+// (core/bandwidth.hpp): `count` is the collective's count argument (per rank for allgather,
+// per peer for alltoall, the share for reduce_scatter), `bytes` what `run` calls S.
+OpLayout traced_layout(Op op, std::uint64_t traced_count, std::uint64_t element_bytes, int n) {
+  const auto ranks = static_cast<std::uint64_t>(n);
+  OpLayout layout;
+  switch (info(op).buffers) {
+    case OpBuffers::whole:
+      layout.count = traced_count;
+      layout.send_elements = traced_count;
+      layout.recv_elements = traced_count;
+      layout.bytes = traced_count * element_bytes;
+      break;
+    case OpBuffers::gather:  // allgather: the count is what each rank contributes
+      layout.count = traced_count;
+      layout.send_elements = traced_count;
+      layout.recv_elements = traced_count * ranks;
+      layout.bytes = traced_count * ranks * element_bytes;
+      break;
+    case OpBuffers::scatter:  // reduce_scatter: the count is the whole input
+      layout.count = traced_count / ranks;
+      layout.send_elements = traced_count;
+      layout.recv_elements = layout.count;
+      layout.bytes = traced_count * element_bytes;
+      break;
+    case OpBuffers::exchange:  // alltoall: the count is the whole input, one block per peer
+      layout.count = traced_count / ranks;
+      layout.send_elements = traced_count;
+      layout.recv_elements = traced_count;
+      layout.bytes = traced_count * element_bytes;
+      break;
+  }
+  return layout;
+}
+
+}  // namespace
+
+RankMap identity_map(int trace_world_size, int world_size) {
+  if (world_size != trace_world_size) {
+    throw UsageError(
+        fmt::format("the trace has {} ranks and the job {}: give --ranks-map (one trace rank per job rank, e.g. {})",
+                    trace_world_size, world_size, trace_world_size == 2 && world_size == 4 ? "0,1,0,1" : "0,1,..."));
+  }
+  RankMap map;
+  for (int r = 0; r < world_size; ++r) {
+    map.trace_rank.push_back(r);
+    map.copy.push_back(0);
+  }
+  return map;
+}
+
+RankMap parse_rank_map(std::string_view text, int trace_world_size, int world_size) {
+  const std::vector<std::string_view> items = split_commas(text);
+  if (static_cast<int>(items.size()) != world_size) {
+    throw UsageError(fmt::format("--ranks-map '{}': {} entries for a job of {} ranks (one trace rank per job rank)",
+                                 text, items.size(), world_size));
+  }
+  RankMap map;
+  std::vector<int> seen(static_cast<std::size_t>(trace_world_size), 0);
+  for (const std::string_view item : items) {
+    double value = -1;
+    try {
+      value = parse_finite(item, "--ranks-map");
+    } catch (const UsageError&) {
+    }
+    if (value != std::floor(value) || value < 0 || value >= trace_world_size) {
+      throw UsageError(
+          fmt::format("--ranks-map '{}': '{}' is not a rank of the trace (0 to {})", text, item, trace_world_size - 1));
+    }
+    const int rank = static_cast<int>(value);
+    map.trace_rank.push_back(rank);
+    map.copy.push_back(seen[static_cast<std::size_t>(rank)]++);
+  }
+  map.copies = seen.empty() ? 0 : seen[0];
+  for (int r = 0; r < trace_world_size; ++r) {
+    if (seen[static_cast<std::size_t>(r)] != map.copies) {
+      throw UsageError(fmt::format(
+          "--ranks-map '{}': trace rank {} appears {} times and rank 0 {}: every trace rank must appear equally "
+          "often (each set of them replays the whole trace)",
+          text, r, seen[static_cast<std::size_t>(r)], map.copies));
+    }
+  }
+  return map;
+}
+
+double Gaps::wait_us(const std::optional<double>& gap_us) const {
+  if (mode == Mode::none || !gap_us || !(*gap_us > 0)) return 0;
+  return mode == Mode::scaled ? *gap_us * scale : *gap_us;
+}
+
+std::string_view name(Gaps::Mode mode) {
+  switch (mode) {
+    case Gaps::Mode::traced:
+      return "traced";
+    case Gaps::Mode::none:
+      return "none";
+    case Gaps::Mode::scaled:
+      return "scaled";
+  }
+  return "traced";
+}
+
+Gaps parse_gaps(std::string_view text) {
+  if (text == "traced") return {};
+  if (text == "none") return {Gaps::Mode::none, 0.0};
+  double scale = -1;
+  try {
+    scale = parse_finite(text, "--gaps");
+  } catch (const UsageError&) {
+  }
+  if (!(scale >= 0) || scale > 1e6) {
+    throw UsageError(fmt::format(
+        "--gaps '{}': expected traced, none or a factor on the traced gaps (a number from 0 to 1e6)", text));
+  }
+  return {Gaps::Mode::scaled, scale};
+}
+
+std::optional<Op> replayed_op(trace::CallOp op) {
+  switch (op) {
+    case trace::CallOp::allreduce:
+      return Op::allreduce;
+    case trace::CallOp::allgather:
+      return Op::allgather;
+    case trace::CallOp::reduce_scatter:
+      return Op::reduce_scatter;
+    case trace::CallOp::alltoall:
+      return Op::alltoall;
+    case trace::CallOp::broadcast:
+      return Op::broadcast;
+    default:
+      return std::nullopt;
+  }
+}
+
+ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::string& trace_path) {
+  ReplayPlan plan;
+  plan.trace_world_size = trace.world_size;
+  plan.world_size = static_cast<int>(map.trace_rank.size());
+  plan.map = map;
+
+  // World rank of (trace rank, copy).
+  std::map<std::pair<int, int>, int> world_of;
+  for (int w = 0; w < plan.world_size; ++w) {
+    world_of[{map.trace_rank[static_cast<std::size_t>(w)], map.copy[static_cast<std::size_t>(w)]}] = w;
+  }
+  // One communicator per (group, copy), split once up front.
+  std::map<std::pair<int, int>, int> comm_of;
+  for (int g = 0; g < static_cast<int>(trace.groups.size()); ++g) {
+    for (int c = 0; c < map.copies; ++c) {
+      Communicator comm{g, c, {}};
+      for (const int member : trace.groups[static_cast<std::size_t>(g)].ranks) {
+        comm.world_ranks.push_back(world_of.at({member, c}));
+      }
+      std::sort(comm.world_ranks.begin(), comm.world_ranks.end());
+      comm_of[{g, c}] = static_cast<int>(plan.communicators.size());
+      plan.communicators.push_back(std::move(comm));
+    }
+  }
+  std::map<std::string, int> group_index;
+  for (int g = 0; g < static_cast<int>(trace.groups.size()); ++g) {
+    group_index[trace.groups[static_cast<std::size_t>(g)].id] = g;
+  }
+
+  // Call sites in order of first appearance over the trace's ranks; calls per step per rank.
+  std::map<std::tuple<trace::CallOp, DType, std::uint64_t, std::string>, int> site_of;
+  std::vector<std::map<int, int>> site_calls_by_rank;  // site -> trace rank -> calls
+  std::vector<std::vector<PlannedCall>> per_trace_rank(static_cast<std::size_t>(trace.world_size));
+  std::vector<std::int64_t> steps_seen;
+  for (const trace::RankCalls& rank : trace.ranks) {
+    auto& out = per_trace_rank[static_cast<std::size_t>(rank.rank)];
+    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+      const trace::Call& call = rank.calls[i];
+      const bool point_to_point = call.op == trace::CallOp::send || call.op == trace::CallOp::recv;
+      const std::optional<Op> op = point_to_point ? std::optional<Op>(Op::allreduce) : replayed_op(call.op);
+      if (!op) {
+        throw UsageError(
+            fmt::format("{}: field 'op': {} is not replayed yet (replay runs allreduce, allgather, "
+                        "reduce_scatter, alltoall and broadcast)",
+                        call_where(trace_path, rank.rank, i), trace::name(call.op)));
+      }
+      const int g = group_index.at(call.group);
+      const trace::Group& group = trace.groups[static_cast<std::size_t>(g)];
+      const int n = static_cast<int>(group.ranks.size());
+      const OpBuffers buffers = info(*op).buffers;
+      if (!point_to_point && (buffers == OpBuffers::scatter || buffers == OpBuffers::exchange) &&
+          call.count % static_cast<std::uint64_t>(n) != 0) {
+        throw UsageError(fmt::format("{}: field 'count': {} {} elements do not split over the {} ranks of group '{}'",
+                                     call_where(trace_path, rank.rank, i), call.count, trace::name(call.op), n,
+                                     call.group));
+      }
+      const auto key = std::make_tuple(call.op, call.dtype, call.count, call.group);
+      auto [it, added] = site_of.emplace(key, static_cast<int>(plan.sites.size()));
+      if (added) {
+        plan.sites.push_back(CallSite{call.op, *op, call.dtype, call.count, call.group, n, trace::send_bytes(call), 0});
+        site_calls_by_rank.emplace_back();
+      }
+      ++site_calls_by_rank[static_cast<std::size_t>(it->second)][rank.rank];
+      if (call.step && std::find(steps_seen.begin(), steps_seen.end(), *call.step) == steps_seen.end()) {
+        steps_seen.push_back(*call.step);
+      }
+      PlannedCall planned;
+      planned.site = it->second;
+      planned.communicator = g;  // the group for now; the copy's communicator below
+      planned.op = *op;
+      planned.dtype = call.dtype;
+      planned.redop = call.redop.value_or(RedOp::sum);
+      planned.root = call.root.value_or(0);  // a rank in the trace's group order for now
+      planned.comm_size = n;
+      planned.layout = traced_layout(*op, call.count, info(call.dtype).size_bytes, n);
+      planned.point_to_point = point_to_point;
+      planned.send = call.op == trace::CallOp::send;
+      planned.peer = call.peer.value_or(0);  // a rank in the trace's group order for now
+      planned.gap_us = call.gap_us;
+      out.push_back(planned);
+    }
+  }
+  for (std::size_t s = 0; s < plan.sites.size(); ++s) {
+    for (const auto& [rank, calls] : site_calls_by_rank[s]) {
+      plan.sites[s].calls_per_step = std::max(plan.sites[s].calls_per_step, calls);
+    }
+  }
+  plan.traced_steps = steps_seen.empty() ? 1 : static_cast<int>(steps_seen.size());
+
+  // Each world rank: its trace rank's calls on its copy's communicators, the roots and its own
+  // rank translated from the trace's group order to the communicator's (ascending world rank).
+  plan.calls.resize(static_cast<std::size_t>(plan.world_size));
+  for (int w = 0; w < plan.world_size; ++w) {
+    const int trace_rank = map.trace_rank[static_cast<std::size_t>(w)];
+    const int copy = map.copy[static_cast<std::size_t>(w)];
+    auto& out = plan.calls[static_cast<std::size_t>(w)];
+    out = per_trace_rank[static_cast<std::size_t>(trace_rank)];
+    for (PlannedCall& call : out) {
+      const int g = call.communicator;
+      const Communicator& comm = plan.communicators[static_cast<std::size_t>(comm_of.at({g, copy}))];
+      call.communicator = comm_of.at({g, copy});
+      const auto comm_rank_of = [&](int world) {
+        return static_cast<int>(std::find(comm.world_ranks.begin(), comm.world_ranks.end(), world) -
+                                comm.world_ranks.begin());
+      };
+      const int root_trace = trace.groups[static_cast<std::size_t>(g)].ranks[static_cast<std::size_t>(call.root)];
+      call.root = comm_rank_of(world_of.at({root_trace, copy}));
+      call.comm_rank = comm_rank_of(w);
+      if (call.point_to_point) {
+        const int peer_trace = trace.groups[static_cast<std::size_t>(g)].ranks[static_cast<std::size_t>(call.peer)];
+        call.peer = comm_rank_of(world_of.at({peer_trace, copy}));
+      }
+      if (call.comm_rank == static_cast<int>(comm.world_ranks.size())) {
+        throw UsageError(fmt::format("{}: trace rank {} calls on group '{}', which does not hold it", trace_path,
+                                     trace_rank, trace.groups[static_cast<std::size_t>(g)].id));
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace ccbench::replay

@@ -1,0 +1,319 @@
+// The replay's plan and loop in one process: the four-rank hand-made trace
+// (tests/data/replay/four_ranks.trace.json: the world and two halves) replayed by four threads over
+// ThreadChannel, each call timed by a recording backend at a fixed 10 us, so every row's calls,
+// bytes, times and fractions are known by hand.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "../measure/rank_threads.hpp"
+#include "backends/point_to_point.hpp"
+#include "core/error.hpp"
+#include "replay/plan.hpp"
+#include "replay/runner.hpp"
+#include "trace/trace.hpp"
+
+namespace ccbench {
+namespace {
+
+const std::string kFourRanks = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/four_ranks.trace.json";
+
+// One call as the backend saw it.
+struct Seen {
+  int world_rank;
+  Op op;
+  std::uint64_t bytes;
+  int nranks;
+  int rank;
+  int root;
+  int color;
+};
+
+class Recording {
+ public:
+  std::vector<Seen> calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+  void add(const Seen& seen) {
+    std::lock_guard lock(mutex_);
+    calls_.push_back(seen);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Seen> calls_;
+};
+
+// Every op takes 10 us; every call is recorded with the rank that made it and its communicator.
+class RecordingBackend final : public Backend, public PointToPoint {
+ public:
+  RecordingBackend(Recording& recording, int world_rank, int color)
+      : recording_(recording), world_rank_(world_rank), color_(color) {}
+  std::string_view name() const override { return "recording"; }
+  std::string_view clock() const override { return "test"; }
+  std::optional<std::string> unsupported(const CaseSpec&) const override { return std::nullopt; }
+  std::uint64_t memory_budget_bytes(int) const override { return 0; }
+  void allocate(std::uint64_t, std::uint64_t) override {}
+  void fill(const CaseSpec&, const pattern::Params&) override {}
+  void launch(const CaseSpec&) override {}
+  void synchronize() override {}
+  double time_batch_us(const CaseSpec& c, int) override {
+    if (fail_after_calls >= 0 && calls_++ == fail_after_calls) throw PeerFailure("rank lost for the test");
+    recording_.add({world_rank_, c.op, c.layout.bytes, c.nranks, c.rank, c.root, color_});
+    return 10.0;
+  }
+  std::uint64_t verify(const CaseSpec&, const pattern::Params&) override { return 0; }
+  // A batch of sends and receives: 10 us, recorded as one call (op broadcast, its bytes summed).
+  double time_point_to_point_us(std::span<const PointToPointCall> batch) override {
+    recording_.add({world_rank_, Op::broadcast, send_bytes(batch) + recv_bytes(batch), static_cast<int>(batch.size()),
+                    -1, batch.front().peer, color_});
+    return 10.0;
+  }
+  void corrupt_output_for_test(const CaseSpec&) override {}
+  nlohmann::json metadata() const override { return nlohmann::json::object(); }
+
+  int fail_after_calls = -1;  // this backend's calls before it throws PeerFailure (-1: never)
+
+ private:
+  int calls_ = 0;
+  Recording& recording_;
+  int world_rank_;
+  int color_;
+};
+
+class PrintNothing final : public replay::Printer {
+ public:
+  void start(const replay::ReplayPlan&, const replay::ReplayOptions&, int) override {}
+  void trial(const std::vector<ResultRow>&) override {}
+  void finished(const std::string&, std::uint64_t, int) override {}
+};
+
+TEST(ReplayPlan, CallSitesPoolSameOpDtypeCountAndGroup) {
+  const trace::Trace trace = trace::load(kFourRanks);
+  const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
+  // allreduce 1024 world (2 calls), allgather 16 int32, allreduce 256 low (2), broadcast, alltoall,
+  // reduce_scatter low, then the high half's allreduce and reduce_scatter (first seen on rank 2).
+  ASSERT_EQ(plan.sites.size(), 8u);
+  const auto site = [&](std::size_t i) { return plan.sites[i]; };
+  EXPECT_EQ(site(0).op, Op::allreduce);
+  EXPECT_EQ(site(0).group, "world");
+  EXPECT_EQ(site(0).bytes, 4096u);
+  EXPECT_EQ(site(0).calls_per_step, 2);
+  EXPECT_EQ(site(1).op, Op::allgather);
+  EXPECT_EQ(site(1).bytes, 64u);
+  EXPECT_EQ(site(2).group, "low");
+  EXPECT_EQ(site(2).group_size, 2);
+  EXPECT_EQ(site(2).calls_per_step, 2);
+  EXPECT_EQ(site(3).op, Op::broadcast);
+  EXPECT_EQ(site(4).op, Op::alltoall);
+  EXPECT_EQ(site(5).op, Op::reduce_scatter);
+  EXPECT_EQ(site(5).group, "low");
+  EXPECT_EQ(site(6).group, "high");
+  EXPECT_EQ(site(7).group, "high");
+  ASSERT_EQ(plan.communicators.size(), 3u);
+  EXPECT_EQ(plan.communicators[1].world_ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.communicators[2].world_ranks, (std::vector<int>{2, 3}));
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(plan.calls_per_step(r), 8u);
+  // Rank 3 issues its calls in the traced order, on its half's communicator where traced.
+  const auto& calls = plan.calls[3];
+  EXPECT_EQ(calls[2].communicator, 2);
+  EXPECT_EQ(calls[2].comm_rank, 1);
+  EXPECT_EQ(calls[3].root, 1);  // broadcast from world rank 1
+  // alltoall of 64 floats over 4 ranks: 16 per peer; reduce_scatter of 32 over 2: 16 each.
+  EXPECT_EQ(calls[4].layout.count, 16u);
+  EXPECT_EQ(calls[6].layout.count, 16u);
+  EXPECT_EQ(calls[6].layout.recv_elements, 16u);
+}
+
+TEST(ReplayPlan, RankMapReplicatesTheTraceAndTranslatesRoots) {
+  const trace::Trace trace = trace::load(std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/two_ranks.trace.json");
+  // Trace rank 1 on world ranks 0 and 3, trace rank 0 on 1 and 2: copy 0 is {1, 0}, copy 1 {2, 3}.
+  const replay::ReplayPlan plan = replay::make_plan(trace, replay::parse_rank_map("1,0,0,1", 2, 4), "t.json");
+  ASSERT_EQ(plan.communicators.size(), 2u);
+  EXPECT_EQ(plan.communicators[0].world_ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.communicators[1].world_ranks, (std::vector<int>{2, 3}));
+  // The broadcast's root is trace rank 1: world rank 0 in copy 0 (its rank 0), 3 in copy 1 (rank 1).
+  EXPECT_EQ(plan.calls[1][2].root, 0);
+  EXPECT_EQ(plan.calls[2][2].root, 1);
+  EXPECT_EQ(plan.calls[0][2].comm_rank, 0);
+}
+
+TEST(ReplayPlan, FlagErrorsNameTheFlag) {
+  const auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { replay::identity_map(2, 4); }),
+            "the trace has 2 ranks and the job 4: give --ranks-map (one trace rank per job rank, e.g. 0,1,0,1)");
+  EXPECT_EQ(message([] { replay::parse_rank_map("0,1,1", 2, 3); }),
+            "--ranks-map '0,1,1': trace rank 1 appears 2 times and rank 0 1: every trace rank must appear equally "
+            "often (each set of them replays the whole trace)");
+  EXPECT_EQ(message([] { replay::parse_rank_map("0,2", 2, 2); }),
+            "--ranks-map '0,2': '2' is not a rank of the trace (0 to 1)");
+  EXPECT_EQ(message([] { replay::parse_gaps("fast"); }),
+            "--gaps 'fast': expected traced, none or a factor on the traced gaps (a number from 0 to 1e6)");
+  EXPECT_EQ(replay::parse_gaps("0.5").wait_us(40.0), 20.0);
+  EXPECT_EQ(replay::parse_gaps("none").wait_us(40.0), 0.0);
+  EXPECT_EQ(replay::parse_gaps("traced").wait_us(-3.0), 0.0);
+}
+
+TEST(ReplayRun, SendsAndReceivesBackToBackAreOneBatchSharingItsTime) {
+  const std::string path = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/send_recv.trace.json";
+  const replay::ReplayPlan plan = replay::make_plan(trace::load(path), replay::identity_map(2, 2), path);
+  ASSERT_EQ(plan.sites.size(), 5u);
+  EXPECT_TRUE(plan.calls[1][0].point_to_point);
+  EXPECT_TRUE(plan.calls[1][0].send);
+  EXPECT_EQ(plan.calls[1][0].peer, 0);
+  EXPECT_FALSE(plan.calls[1][1].send);
+  testing::TempDir dir("replay_p2p");
+  const std::string out = (dir.path() / "p2p.json").string();
+  Recording recording;
+  const std::vector<int> codes = testing::run_ranks(2, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.json_path = frame.is_root() ? out : "";
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = path;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 2;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                              });
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  // Per rank and step (3 with the warm-up): one batch of 2 calls, 1 MiB + 512 KiB, then the allreduce.
+  int batches = 0;
+  for (const Seen& s : recording.calls()) {
+    if (s.op != Op::broadcast) continue;
+    ++batches;
+    EXPECT_EQ(s.nranks, 2);
+    EXPECT_EQ(s.bytes, 1048576u + 524288u);
+  }
+  EXPECT_EQ(batches, 2 * 3);
+  std::ifstream in(out);
+  const nlohmann::json rows = nlohmann::json::parse(in)["results"];
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0]["op"], "send");
+  EXPECT_EQ(rows[0]["samples_us"], (std::vector<double>{5, 5}));
+  EXPECT_EQ(rows[1]["op"], "recv");
+  EXPECT_EQ(rows[1]["samples_us"], (std::vector<double>{5, 5}));
+  EXPECT_EQ(rows[5]["samples_us"], (std::vector<double>{20, 20}));
+  EXPECT_DOUBLE_EQ(rows[0]["replay"]["fraction_of_step"].get<double>(), 0.25);
+}
+
+TEST(ReplayRun, RowsHoldExactCallsBytesAndTimes) {
+  testing::TempDir dir("replay_rows");
+  const std::string out = (dir.path() / "four.json").string();
+  const trace::Trace trace = trace::load(kFourRanks);
+  const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
+  Recording recording;
+  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.json_path = frame.is_root() ? out : "";
+    config.trials = 2;
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = kFourRanks;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 3;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                              });
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+  // (1 warm-up + 2 trials x 3 steps) x 8 calls on each of 4 ranks.
+  const std::vector<Seen> calls = recording.calls();
+  EXPECT_EQ(calls.size(), 7u * 8u * 4u);
+  std::map<int, int> on_half;  // world rank -> calls on a half's communicator
+  for (const Seen& s : calls) {
+    if (s.color == 0) {
+      EXPECT_EQ(s.nranks, 2);
+      ++on_half[s.world_rank];
+    }
+  }
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(on_half[r], 7 * 3) << r;
+
+  std::ifstream in(out);
+  const nlohmann::json file = nlohmann::json::parse(in);
+  EXPECT_EQ(file["run"]["status"], "complete");
+  EXPECT_EQ(file["config"]["replay"]["steps"], 3);
+  EXPECT_EQ(file["config"]["replay"]["ranks_map"], (std::vector<int>{0, 1, 2, 3}));
+  const auto& rows = file["results"];
+  ASSERT_EQ(rows.size(), 2u * 9u);
+  // Trial 0: the world's allreduce of 1024 floats, 2 calls per step, 20 us of an 80 us step.
+  EXPECT_EQ(rows[0]["op"], "allreduce");
+  EXPECT_EQ(rows[0]["bytes"], 4096);
+  EXPECT_EQ(rows[0]["count"], 1024);
+  EXPECT_EQ(rows[0]["ranks"], 4);
+  EXPECT_EQ(rows[0]["replay"]["calls"], 2);
+  EXPECT_EQ(rows[0]["replay"]["group"], "world");
+  EXPECT_EQ(rows[0]["samples_us"], (std::vector<double>{20, 20, 20}));
+  EXPECT_DOUBLE_EQ(rows[0]["replay"]["fraction_of_step"].get<double>(), 0.25);
+  EXPECT_EQ(rows[2]["replay"]["group"], "low");
+  EXPECT_EQ(rows[2]["ranks"], 2);
+  EXPECT_EQ(rows[2]["bytes"], 1024);
+  EXPECT_DOUBLE_EQ(rows[5]["replay"]["fraction_of_step"].get<double>(), 0.125);
+  // The step: 8 calls per rank, 4096*2 + 64 + 1024*2 + 64 + 256 + 128 bytes of send buffers.
+  const auto& step = rows[8];
+  EXPECT_EQ(step["op"], "replay_step");
+  EXPECT_EQ(step["replay"]["calls"], 8);
+  EXPECT_EQ(step["count"], 8);
+  EXPECT_EQ(step["bytes"], 4096 * 2 + 64 + 1024 * 2 + 64 + 256 + 128);
+  EXPECT_EQ(step["samples_us"], (std::vector<double>{80, 80, 80}));
+  EXPECT_EQ(step["time_us"]["median"], 80);
+  EXPECT_EQ(rows[9 + 8]["trial"], 1);
+}
+
+TEST(ReplayRun, AFailedRankKeepsTheFinishedSteps) {
+  testing::TempDir dir("replay_failed");
+  const std::string out = (dir.path() / "failed.json").string();
+  const trace::Trace trace = trace::load(kFourRanks);
+  const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
+  Recording recording;
+  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.json_path = frame.is_root() ? out : "";
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = kFourRanks;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 10;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                auto backend = std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                                // Rank 2 is lost at its 3rd call on the world in the 5th step: each
+                                // step issues 5 there (and 3 on its half), after the warm-up's 5.
+                                if (rank == 2 && o.group_color == -1) backend->fail_after_calls = 5 + 4 * 5 + 2;
+                                return backend;
+                              });
+  });
+  EXPECT_EQ(codes, (std::vector<int>{4, 4, 4, 4}));
+  std::ifstream in(out);
+  const nlohmann::json file = nlohmann::json::parse(in);
+  EXPECT_NE(file["run"]["status"], "complete");
+  EXPECT_EQ(file["run"]["exit_code"], 4);
+  const auto& rows = file["results"];
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[8]["op"], "replay_step");
+  EXPECT_EQ(rows[8]["samples_us"], (std::vector<double>{80, 80, 80, 80}));
+  EXPECT_EQ(rows[8]["replay"]["steps"], 4);
+}
+
+}  // namespace
+}  // namespace ccbench
