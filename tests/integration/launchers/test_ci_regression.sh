@@ -32,8 +32,12 @@ say "UPDATE_BASELINE=1 stored $(ls "$T"/baselines/nightly/)"
 "$script" nightly "${sweep[@]}" >"$T/log2" 2>&1
 rc=$?
 tail -5 "$T/log2"
-result=$(find "$T/out" -path '*/nightly-*Z/candidate' -type d | sort | tail -1)
-[[ -d $result ]] || fail "no candidate launches in $T/out"
+# The run's folder from its own last line: a run started in the same second as the one before it
+# gets a suffix (nightly-STAMP-2), which a name pattern missed (CI, when the baseline run ended and
+# this one began within one second).
+verdict_file=$(sed -n 's/^regression\.sh: verdict \(.*-verdict\.json\), report .*/\1/p' "$T/log2" | tail -1)
+result=${verdict_file%-verdict.json}/candidate
+[[ -n $verdict_file && -d $result ]] || fail "no candidate launches named in the run's log ($(tail -1 "$T/log2"))"
 "$ccbench" compare "$T/baselines/nightly" "$result" --gate regression --threshold 5% >/dev/null 2>&1
 want=$?
 [[ $want != 2 ]] || fail "compare itself exits 2 on these files"
