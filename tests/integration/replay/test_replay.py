@@ -193,22 +193,10 @@ class ReplayEndings(unittest.TestCase):
                                 stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True)
 
     def rank_pids(self, label):
-        pids = {}
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().split(b"\0")
-                if not cmd or not cmd[0].endswith(b"ccbench") or label.encode() not in cmd:
-                    continue
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    for item in f.read().split(b"\0"):
-                        if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                            pids[int(item.split(b"=")[1])] = int(pid)
-            except OSError:
-                continue
-        return pids
+        """{rank: pid} of the replay's ranks (run's helper: the --label on their command lines)."""
+        sys.path.insert(0, os.path.join(SOURCE, "tests", "integration", "run"))
+        from ccbench_mpi import rank_pids
+        return rank_pids(label)
 
     def wait_rows(self, jsonl, n, timeout=30):
         deadline = time.time() + timeout
