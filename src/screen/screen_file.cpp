@@ -13,12 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 nlohmann::json json_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
 std::string relative_to(const fs::path& p, const fs::path& dir) { return fs::relative(p, dir).generic_string(); }
@@ -82,9 +76,9 @@ std::string screen_table_text(const Search& search, const ScreenConfig& o, doubl
     }
     std::vector<std::string> ids;
     for (int id : r.implicating_tests) ids.push_back(std::to_string(id));
-    text +=
-        fmt::format("{:<16} {:<12} {:<24} {:<24} {:<12} {}\n", o.hosts[static_cast<std::size_t>(h)], name(r.verdict),
-                    cell(Metric::busbw_gbps), cell(Metric::latency_us), ids.empty() ? "-" : join(ids, ","), reason);
+    text += fmt::format("{:<16} {:<12} {:<24} {:<24} {:<12} {}\n", o.hosts[static_cast<std::size_t>(h)],
+                        name(r.verdict), cell(Metric::busbw_gbps), cell(Metric::latency_us),
+                        ids.empty() ? "-" : fmt::format("{}", fmt::join(ids, ",")), reason);
   }
   return text;
 }

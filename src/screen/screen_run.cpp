@@ -19,12 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 // Runs one round's tests, at most c.concurrency at once (0: all), each bounded by the test
 // deadline, judging each as it ends. Returns false when interrupted.
 bool run_round(std::vector<ScreenTest>& round, const ScreenConfig& c, const std::atomic<int>& interrupt,
@@ -82,7 +76,8 @@ bool write_outputs(const Search& search, const ScreenConfig& c, const std::vecto
     text += launch::hostfile_text(lists.healthy, c.ranks_per_host);
     write(c.healthy_out, text, "--healthy-out");
   }
-  if (!c.exclude_out.empty()) write(c.exclude_out, join(lists.excluded, ",") + "\n", "--exclude-out");
+  if (!c.exclude_out.empty())
+    write(c.exclude_out, fmt::format("{}", fmt::join(lists.excluded, ",")) + "\n", "--exclude-out");
   printer.screen_file(c.out / "screen.json");
   return wrote;
 }
