@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "core/comma_list.hpp"
@@ -18,15 +19,26 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Ring all-gather and reduce-scatter move (n-1)/n x S per rank, an all-reduce twice that: at equal
-// bus bandwidth either takes half an all-reduce of the same S. Used only when the model has no curve
-// for the op itself, and said so in the row's note.
-Prediction half_allreduce(const Pricer& price, PredictQuery q) {
+// At equal bus bandwidth (nccl-tests' busbw, docs/method.md) an op takes a fixed share of an
+// all-reduce of the same S: ring all-gather and reduce-scatter move (n-1)/n x S per rank, an
+// all-reduce twice that (a half); a broadcast moves S (busbw = algbw), an all-reduce 2(n-1)/n x S
+// (a share of n / (2(n-1)) on n ranks). Used only when the model has no curve for the op itself,
+// and said so in the row's note. nullopt: no such share (another op, or a broadcast on fewer than 2
+// ranks or on a layout the query leaves to the model).
+std::optional<double> share_of_allreduce(const PredictQuery& q) {
+  if (q.op == Op::allgather || q.op == Op::reduce_scatter) return 0.5;
+  if (q.op != Op::broadcast || q.ranks_per_node < 1) return std::nullopt;
+  const double n = static_cast<double>(q.nodes) * q.ranks_per_node;
+  if (n < 2) return std::nullopt;
+  return n / (2 * (n - 1));
+}
+
+Prediction scaled_allreduce(const Pricer& price, PredictQuery q, double share) {
   q.op = Op::allreduce;
   Prediction p = price(q);
-  p.time_us /= 2;
-  p.time_lo_us /= 2;
-  p.time_hi_us /= 2;
+  p.time_us *= share;
+  p.time_lo_us *= share;
+  p.time_hi_us *= share;
   return p;  // busbw unchanged: that is the assumption
 }
 
@@ -38,16 +50,21 @@ CallPrice price_call(const PredictQuery& q, const Pricer& price) {
     out.per_call = price(q);
     out.priced = true;
   } catch (const UsageError& e) {
-    if (q.op == Op::allgather || q.op == Op::reduce_scatter) {
-      try {
-        out.per_call = half_allreduce(price, q);
-        out.priced = true;
-        out.note = "half an all-reduce of the same size (no curve for this op)";
-      } catch (const UsageError& fallback) {
-        out.note = fmt::format("not priced: {}; nor as half an all-reduce: {}", e.what(), fallback.what());
-      }
-    } else {
+    const std::optional<double> share = share_of_allreduce(q);
+    if (!share) {
       out.note = fmt::format("not priced: {}", e.what());
+      return out;
+    }
+    const std::string as = *share == 0.5 ? std::string("half an all-reduce") : fmt::format("{:.3g} x an all-reduce", *share);
+    try {
+      out.per_call = scaled_allreduce(price, q, *share);
+      out.priced = true;
+      out.note = *share == 0.5 ? std::string("half an all-reduce of the same size (no curve for this op)")
+                               : fmt::format("{} of the same size (a broadcast moves S, an all-reduce 2(n-1)/n x S "
+                                             "on n = {} ranks, at equal bus bandwidth; no curve for this op)",
+                                             as, q.nodes * q.ranks_per_node);
+    } catch (const UsageError& fallback) {
+      out.note = fmt::format("not priced: {}; nor as {}: {}", e.what(), as, fallback.what());
     }
   }
   return out;

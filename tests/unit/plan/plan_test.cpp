@@ -84,6 +84,33 @@ TEST(Plan, AllGatherWithoutACurveIsHalfAnAllReduce) {
   EXPECT_EQ(ag.note, "half an all-reduce of the same size (no curve for this op)");
 }
 
+// No broadcast curve: at the all-reduce's bus bandwidth a broadcast of S moves S, the all-reduce
+// 2(n-1)/n x S; on 2 nodes x 8 = 16 ranks a broadcast takes 16 / 30 of the all-reduce.
+TEST(Plan, BroadcastWithoutACurveIsItsShareOfAnAllReduceAtEqualBusBandwidth) {
+  const Pricer only_allreduce = [](const PredictQuery& q) {
+    if (q.op != Op::allreduce) throw UsageError("broadcast: not fitted");
+    Prediction p;
+    p.time_us = 300;  // 10 + 29e6 / 1e5
+    p.time_lo_us = 270;
+    p.time_hi_us = 330;
+    return p;
+  };
+  const CallPrice b = price_call({Op::broadcast, 29'000'000, 2, 8, "A"}, only_allreduce);
+  ASSERT_TRUE(b.priced);
+  EXPECT_DOUBLE_EQ(b.per_call.time_us, 300.0 * 16 / 30);  // 160
+  EXPECT_DOUBLE_EQ(b.per_call.time_lo_us, 270.0 * 16 / 30);
+  EXPECT_DOUBLE_EQ(b.per_call.time_hi_us, 330.0 * 16 / 30);
+  EXPECT_EQ(b.note,
+            "0.533 x an all-reduce of the same size (a broadcast moves S, an all-reduce 2(n-1)/n x S on n = 16 ranks, "
+            "at equal bus bandwidth; no curve for this op)");
+  // 2 ranks: the all-reduce moves S too, so the broadcast takes the all-reduce's time.
+  EXPECT_DOUBLE_EQ(price_call({Op::broadcast, 29'000'000, 1, 2, "A"}, only_allreduce).per_call.time_us, 300);
+  // A layout left to the model (ranks per node 0): n unknown, so not priced, with the reason.
+  const CallPrice unknown = price_call({Op::broadcast, 29'000'000, 2, 0, "A"}, only_allreduce);
+  EXPECT_FALSE(unknown.priced);
+  EXPECT_EQ(unknown.note, "not priced: broadcast: not fitted");
+}
+
 TEST(Plan, BothReasonsWhenTheHalfAllReduceCannotBePricedEither) {
   const Plan plan = make_plan(zero1(), {"C"}, known_curve(/*no_allgather=*/true), std::nullopt);
   const PricedCollective& ag = plan.profiles[0].rows[1];

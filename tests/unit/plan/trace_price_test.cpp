@@ -3,24 +3,28 @@
 // point-to-point (fabric_pingpong, profile A only) t = 5 us + S / 10 GB/s; bands -10% / +10%.
 #include "model/trace_price.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/types.hpp"
 
 namespace ccbench::model {
 namespace {
 
 using trace::CallOp;
 
-Pricer known_curve(bool no_broadcast = false) {
-  return [no_broadcast](const PredictQuery& q) {
+// `missing`: an op the curve has no fit for.
+Pricer known_curve(std::optional<Op> missing = std::nullopt) {
+  return [missing](const PredictQuery& q) {
     if (q.profile != "A" && q.profile != "B") throw UsageError("unknown profile " + q.profile);
-    if (no_broadcast && q.op == Op::broadcast) throw UsageError("--op: the model has no fit for broadcast");
+    if (missing && q.op == *missing) throw UsageError(fmt::format("--op: the model has no fit for {}", name(*missing)));
     Prediction p;
     if (q.op == Op::fabric_pingpong) {
       if (q.profile != "A") throw UsageError("--op: the model has no fit for fabric_pingpong (fitted: allreduce)");
@@ -175,19 +179,40 @@ TEST(TracePrice, MigrationOverTheSitesPricedOnBoth) {
 
 TEST(TracePrice, ACollectiveTheProfileLacksIsRefusedNamingTheCall) {
   trace::Trace t = hand_trace();
+  const trace::Call a2a = call(CallOp::alltoall, 2048, 0);
+  for (auto& rank : t.ranks) rank.calls.insert(rank.calls.begin() + 2, a2a);
+  const TraceStep step = trace_step(t, 2, "t.json");
+  const TraceProfile a = price_trace(step, "A", known_curve(Op::alltoall));
+  try {
+    require_collectives_priced(step, a);
+    FAIL() << "an unpriced alltoall must be refused";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "t.json: ranks[0].calls[2]: op 'alltoall' (8K per call, group of 4 on 2 nodes): not priced: "
+                 "--op: the model has no fit for alltoall on A");
+  }
+}
+
+// Without a broadcast curve a broadcast is priced at the all-reduce's bus bandwidth (plan.cpp,
+// price_call): on 4 ranks it moves S, the all-reduce 2 x 3/4 x S, so 4/6 of the all-reduce's time.
+TEST(TracePrice, ABroadcastWithoutACurveIsItsShareOfAnAllReduce) {
+  trace::Trace t = hand_trace();
   trace::Call b = call(CallOp::broadcast, 2048, 0);
   b.root = 0;
   for (auto& rank : t.ranks) rank.calls.insert(rank.calls.begin() + 2, b);
   const TraceStep step = trace_step(t, 2, "t.json");
-  const TraceProfile a = price_trace(step, "A", known_curve(/*no_broadcast=*/true));
-  try {
-    require_collectives_priced(step, a);
-    FAIL() << "an unpriced broadcast must be refused";
-  } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(),
-                 "t.json: ranks[0].calls[2]: op 'broadcast' (8K per call, group of 4 on 2 nodes): not priced: "
-                 "--op: the model has no fit for broadcast on A");
+  const TraceProfile a = price_trace(step, "A", known_curve(Op::broadcast));
+  require_collectives_priced(step, a);
+  std::size_t site = step.sites.size();
+  for (std::size_t i = 0; i < step.sites.size(); ++i) {
+    if (step.sites[i].op == CallOp::broadcast) site = i;
   }
+  ASSERT_LT(site, step.sites.size());
+  ASSERT_TRUE(a.sites[site].priced);
+  EXPECT_DOUBLE_EQ(a.sites[site].per_call.time_us, (10 + 8192 / 1e5) * 4 / 6);
+  EXPECT_EQ(a.sites[site].note,
+            "0.667 x an all-reduce of the same size (a broadcast moves S, an all-reduce 2(n-1)/n x S on n = 4 ranks, "
+            "at equal bus bandwidth; no curve for this op)");
 }
 
 TEST(TracePrice, ZeroBytesAndSizesBeyond64BitsAreNotPriced) {
