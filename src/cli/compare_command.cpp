@@ -67,7 +67,8 @@ int compare_main(int argc, char** argv) {
   app.add_option("--claim", claim_file, "claim file (configs/claims/*.yaml)");
   app.add_option("--expect-speedup", expect, "claimed speedup: 18%, 0.18 or 1.18x");
   app.add_option("--tolerance", tolerance, "equivalence margin around the claim (default 5%)");
-  app.add_option("--statistic", statistic, "geomean|max across sizes");
+  app.add_option("--statistic", statistic,
+                 "geomean|max across sizes; step: the step row of two ccbench replay results of one trace");
   app.add_option("--metric", metric, "busbw|time");
   app.add_option("--ops", ops, "comma-separated ops to compare");
   app.add_option("--min-bytes", min_bytes, "smallest size to compare (K/M/G)");
@@ -123,6 +124,10 @@ int compare_main(int argc, char** argv) {
     if (o.scope.min_bytes > o.scope.max_bytes) throw UsageError("--min-bytes is larger than --max-bytes");
     if (!metric.empty()) o.metric = parse_metric(metric, "--metric");
     if (!statistic.empty()) o.statistic = parse_statistic(statistic, "--statistic");
+    if (o.statistic == Statistic::step && o.metric == Metric::busbw && !metric.empty())
+      throw UsageError(
+          "--metric busbw: the step row is a time (its bytes sum different calls' buffers); "
+          "--statistic step compares time");
     if (!normalize.empty()) o.normalize = parse_normalize(normalize, "--normalize");
     if (!claim_file.empty() && !expect.empty()) throw UsageError("--claim and --expect-speedup exclude each other");
     if (!claim_file.empty()) {

@@ -21,7 +21,9 @@
 namespace ccbench::compare {
 
 std::string_view name(Metric m) { return m == Metric::busbw ? "busbw" : "time"; }
-std::string_view name(Statistic s) { return s == Statistic::geomean ? "geomean" : "max"; }
+std::string_view name(Statistic s) {
+  return s == Statistic::geomean ? "geomean" : s == Statistic::max ? "max" : "step";
+}
 std::string_view name(Normalize n) { return n == Normalize::none ? "none" : "link_bandwidth"; }
 
 Metric parse_metric(std::string_view text, std::string_view what) {
@@ -33,7 +35,8 @@ Metric parse_metric(std::string_view text, std::string_view what) {
 Statistic parse_statistic(std::string_view text, std::string_view what) {
   if (text == "geomean") return Statistic::geomean;
   if (text == "max") return Statistic::max;
-  throw UsageError(fmt::format("{}: unknown statistic '{}' (geomean or max)", what, text));
+  if (text == "step") return Statistic::step;
+  throw UsageError(fmt::format("{}: unknown statistic '{}' (geomean, max or step)", what, text));
 }
 
 Normalize parse_normalize(std::string_view text, std::string_view what) {

@@ -12,7 +12,8 @@
 namespace ccbench::compare {
 
 enum class Metric { busbw, time };
-enum class Statistic { geomean, max };
+// step: the step row of two `ccbench replay` files alone (compare/step.hpp).
+enum class Statistic { geomean, max, step };
 enum class Normalize { none, link_bandwidth };
 
 std::string_view name(Metric m);

@@ -8,6 +8,7 @@
 #include "compare/analyse.hpp"
 #include "compare/load.hpp"
 #include "compare/normalise.hpp"
+#include "compare/step.hpp"
 #include "compare/summarise.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -51,6 +52,11 @@ Comparison start(const CompareOptions& o) {
   c.summary.statistic = o.claim ? o.claim->statistic : o.statistic;
   c.summary.seed = o.seed;
   c.summary.resamples = o.resamples;
+  if (c.summary.statistic == Statistic::step) {
+    // The step row's bytes sum different calls' buffers: a rate of it means nothing, its time does.
+    c.metric = Metric::time;
+    if (c.claim) c.claim->metric = Metric::time;
+  }
   return c;
 }
 
@@ -60,7 +66,9 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   if (o.claim && o.gate) throw UsageError("give either a claim or --gate, not both");
   check_allow_mismatch_keys(o.allow_mismatch);
   Comparison c = start(o);
-  const Scope scope = effective_scope(o);
+  const bool step = c.summary.statistic == Statistic::step;
+  if (step) c.trace_sha256 = check_step_sides(baseline, candidate);
+  const Scope scope = step ? step_scope(o.scope, o.claim ? &*o.claim : nullptr) : effective_scope(o);
 
   // Match: rows by key, and the sides' metadata (comparability, claim requirements, links).
   const Matched m = match_sides(baseline, candidate, scope);

@@ -142,8 +142,9 @@ struct Summary {
   std::optional<SideTrend> drift;
   std::optional<SideTrend> baseline_trend;
   std::optional<SideTrend> candidate_trend;
-  const StatisticValue& used() const { return statistic == Statistic::geomean ? geomean : max; }  // raw
-  const StatisticValue& used_normalised() const { return statistic == Statistic::geomean ? geomean_used : max_used; }
+  // The step's is the geomean over its one row (that row's trial-level t), so it is read from there.
+  const StatisticValue& used() const { return statistic == Statistic::max ? max : geomean; }  // raw
+  const StatisticValue& used_normalised() const { return statistic == Statistic::max ? max_used : geomean_used; }
 };
 
 struct SideInfo {
@@ -178,6 +179,7 @@ struct Comparison {
   bool geomean_regression = false;
   int min_trials = 5;
   double alpha = 0.05;
+  std::string trace_sha256;  // --statistic step: the trace both sides replayed
 };
 
 // The largest bias (log) a detected drift can put between the sides' means: when one side's launches

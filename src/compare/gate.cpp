@@ -18,6 +18,8 @@ void apply_gate(Comparison& c, const Gate& gate) {
   const double f = c.summary.normalization;
   const double bound = -std::log1p(gate.threshold) - std::log(f);
   const auto& g = c.summary.geomean;
+  // Under --statistic step the geomean is over the step row alone: the same test, counted once.
+  const bool geomean_tested = c.summary.statistic != Statistic::step;
   // Holm-adjusted p-values of "slower than exp(-b)" at every size, then the geomean.
   auto adjusted_at = [&](double b) {
     std::vector<double> p;
@@ -26,7 +28,7 @@ void apply_gate(Comparison& c, const Gate& gate) {
     // at every look would ever see one this small); Holm over those keeps alpha over sizes and looks.
     const LookRule& looks = c.summary.looks;
     for (const auto& r : c.rows) p.push_back(r.trial_shift ? looks.p_value(r.trial_shift->p_below(b)) : 1.0);
-    if (g.shift) p.push_back(looks.p_value(g.shift->p_below(b)));
+    if (g.shift && geomean_tested) p.push_back(looks.p_value(g.shift->p_below(b)));
     return holm_adjust(p);
   };
   std::size_t tested = 0;
@@ -45,7 +47,7 @@ void apply_gate(Comparison& c, const Gate& gate) {
     }
   }
   const double geo = g.ratio * f;
-  if (g.shift && !c.rows.empty() && adjusted.back() < gate.alpha) {
+  if (g.shift && geomean_tested && !c.rows.empty() && adjusted.back() < gate.alpha) {
     c.geomean_regression = true;
     c.gate_failures.push_back(fmt::format(
         "geomean over {} sizes is {:.1f}% slower (ratio {:.3f}{}, Holm-adjusted p {:.2g})", c.rows.size(),

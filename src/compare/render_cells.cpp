@@ -98,13 +98,22 @@ std::vector<std::string> summary_lines(const Comparison& c) {
   if (c.rows.empty()) return out;
   const auto& s = c.summary;
   const std::string tag = s.normalized ? " (normalised by link bandwidth)" : "";
-  out.push_back(fmt::format("geomean over {} sizes: {} 95% CI {} 90% CI {}{}{}", s.sizes,
-                            ratio_cell(s.geomean_used.ratio), interval(s.geomean_used.ci95),
-                            interval(s.geomean_used.ci90), tag,
-                            s.statistic == compare::Statistic::geomean && c.claim ? "  <- claim statistic" : ""));
-  out.push_back(fmt::format("max ({}): {} 95% CI {} 90% CI {}{}{}", s.max.at ? compare::format_key(*s.max.at) : "",
-                            ratio_cell(s.max_used.ratio), interval(s.max_used.ci95), interval(s.max_used.ci90), tag,
-                            s.statistic == compare::Statistic::max && c.claim ? "  <- claim statistic" : ""));
+  const bool step = s.statistic == compare::Statistic::step;
+  // --statistic step: the geomean over the step row alone is the step's own ratio; no max to show.
+  if (step) {
+    out.push_back(fmt::format("step (communication time per step, baseline/candidate): {} 95% CI {} 90% CI {}{}{}",
+                              ratio_cell(s.geomean_used.ratio), interval(s.geomean_used.ci95),
+                              interval(s.geomean_used.ci90), tag, c.claim ? "  <- claim statistic" : ""));
+    out.push_back(fmt::format("trace: sha256 {} (both sides)", c.trace_sha256));
+  } else {
+    out.push_back(fmt::format("geomean over {} sizes: {} 95% CI {} 90% CI {}{}{}", s.sizes,
+                              ratio_cell(s.geomean_used.ratio), interval(s.geomean_used.ci95),
+                              interval(s.geomean_used.ci90), tag,
+                              s.statistic == compare::Statistic::geomean && c.claim ? "  <- claim statistic" : ""));
+    out.push_back(fmt::format("max ({}): {} 95% CI {} 90% CI {}{}{}", s.max.at ? compare::format_key(*s.max.at) : "",
+                              ratio_cell(s.max_used.ratio), interval(s.max_used.ci95), interval(s.max_used.ci90), tag,
+                              s.statistic == compare::Statistic::max && c.claim ? "  <- claim statistic" : ""));
+  }
   const bool links_differ =
       c.baseline.link_gbps && c.candidate.link_gbps && *c.baseline.link_gbps != *c.candidate.link_gbps;
   if (links_differ && s.link_normalised) {
@@ -114,13 +123,16 @@ std::vector<std::string> summary_lines(const Comparison& c) {
                               *c.candidate.link_gbps, ratio_cell(s.link_normalised->ratio),
                               interval(s.link_normalised->ci95)));
   }
-  if (s.ci_method == compare::CiMethod::t) {
-    out.push_back(fmt::format(
-        "CIs: t intervals on trials ({}); the max is the table's largest ratio (biased upward by "
-        "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, {})",
-        trials_and_launches(c.baseline, c.candidate), s.max_lower_level95,
-        s.resamples > 0 ? fmt::format("from {} resampled launch sets", s.resamples)
-                        : fmt::format("Bonferroni over {} sizes", c.rows.size())));
+  if (s.ci_method == compare::CiMethod::t && step) {
+    out.push_back(
+        fmt::format("CIs: t interval on trials ({}), the step row's", trials_and_launches(c.baseline, c.candidate)));
+  } else if (s.ci_method == compare::CiMethod::t) {
+    out.push_back(
+        fmt::format("CIs: t intervals on trials ({}); the max is the table's largest ratio (biased upward by "
+                    "noise) and its lower bound holds for all sizes at once (per-size level {:.2g} at 95%, {})",
+                    trials_and_launches(c.baseline, c.candidate), s.max_lower_level95,
+                    s.resamples > 0 ? fmt::format("from {} resampled launch sets", s.resamples)
+                                    : fmt::format("Bonferroni over {} sizes", c.rows.size())));
   }
   if (c.trials_needed && c.verdict == compare::Verdict::inconclusive) {
     // Trials that share a launch are not the launches this asks for: said so, not counted as them.

@@ -111,6 +111,10 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                              {"ci90", interval(n.ci90)},
                              {"factor", s.link_factor.value_or(1.0)}};
   }
+  if (s.statistic == compare::Statistic::step) {
+    summary["step"] = statistic_json(s.geomean_used);
+    summary["step"]["trace_sha256"] = c.trace_sha256;
+  }
   if (c.trials_needed) summary["trials_needed"] = *c.trials_needed;
   summary["drift_changed_verdict"] = c.drift_changed_verdict;
   if (s.ci_method == compare::CiMethod::t) {

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
+#include "replay/trace_digest.hpp"
 #include "sweep/describe_run.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/result_writer.hpp"
@@ -423,6 +424,7 @@ int run_replay(ControlChannel& world, RunEnding& ending, const RunConfig& config
         {"sites", plan.sites.size()},
     };
     try {
+      header.config[kReplayConfigKey][kReplayTraceSha256Key] = file_sha256_hex(opt.trace_path);
       writer = std::make_unique<ResultWriter>(header, config.json_path);
     } catch (const std::exception& e) {
       error = e.what();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "core/replay_fields.hpp"
 #include "core/result.hpp"
 #include "replay/plan.hpp"
 #include "sweep/channel.hpp"
@@ -21,7 +22,7 @@ namespace ccbench::replay {
 
 inline constexpr const char* kCommand = "ccbench replay";
 // The step's row: its samples are the step's communication time (docs/replay.md, "Result file").
-inline constexpr std::string_view kStepOp = "replay_step";
+inline constexpr std::string_view kStepOp = kReplayStepOp;
 
 struct ReplayOptions {
   std::string trace_path;
