@@ -12,8 +12,10 @@
 #include "cli/measuring_commands.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
+#include "core/output_folders.hpp"
 #include "core/sizes.hpp"
 #include "measure/frame.hpp"
+#include "replay/call_log.hpp"
 #include "replay/plan.hpp"
 #include "replay/runner.hpp"
 #include "sweep/describe_run.hpp"
@@ -49,6 +51,8 @@ bool parse_options(int argc, char** argv, RunConfig& config, ReplayOptions& opt,
       ->default_str(opt.gaps_text);
   app.add_option("--ranks-map", opt.ranks_map,
                  "the trace rank each job rank replays, e.g. 0,1,0,1 (needed when the job's size differs)");
+  app.add_option("--log-calls", opt.log_calls,
+                 "each rank writes the calls it issued to PREFIX.rankR.json after the last trial");
   add_backend_flag(app, config.backend, "mpi (host memory) or nccl (GPUs)")->default_val(config.backend);
   if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
   apply_shared_flags(config, shared);
@@ -117,6 +121,7 @@ int replay_entry(measure::Frame& frame) {
                                     ? replay::identity_map(trace.world_size, world.size())
                                     : replay::parse_rank_map(opt.ranks_map, trace.world_size, world.size());
     plan = replay::make_plan(trace, map, opt.trace_path);
+    if (!opt.log_calls.empty()) prepare_output_file(replay::call_log_path(opt.log_calls, world.rank()), "--log-calls");
   } catch (const std::exception& e) {
     error = e.what();
   }

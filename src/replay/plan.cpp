@@ -54,6 +54,65 @@ OpLayout traced_layout(Op op, std::uint64_t traced_count, std::uint64_t element_
   return layout;
 }
 
+// A collective as the group's members must issue it alike: op, element type, root, and the count
+// (an alltoallv's differs by rank with its counts).
+std::string collective_text(const trace::Call& call) {
+  std::string text = fmt::format("{} {}", trace::name(call.op), info(call.dtype).name);
+  if (call.op != trace::CallOp::alltoallv) text += fmt::format(" x{}", call.count);
+  if (trace::info(call.op).takes_root) text += fmt::format(" root {}", call.root.value_or(0));
+  return text;
+}
+
+// Every member of a group must issue the group's collectives alike and in the same order, or the
+// replay's collectives would not match and hang. A trace whose source does not name a group (every
+// call taken as on the world) and whose ranks issue a subgroup's calls is such a trace.
+void check_groups_issued_alike(const trace::Trace& trace, const std::string& path) {
+  for (const trace::Group& group : trace.groups) {
+    struct Issued {
+      int rank;
+      std::vector<std::size_t> index;  // into the rank's calls
+    };
+    std::vector<Issued> members;
+    for (const int member : group.ranks) {
+      const auto it = std::find_if(trace.ranks.begin(), trace.ranks.end(),
+                                   [&](const trace::RankCalls& r) { return r.rank == member; });
+      if (it == trace.ranks.end()) continue;
+      Issued issued{member, {}};
+      for (std::size_t i = 0; i < it->calls.size(); ++i) {
+        const trace::Call& call = it->calls[i];
+        if (call.group == group.id && !trace::info(call.op).takes_peer) issued.index.push_back(i);
+      }
+      members.push_back(std::move(issued));
+    }
+    const auto calls_of = [&](int rank) -> const std::vector<trace::Call>& {
+      return std::find_if(trace.ranks.begin(), trace.ranks.end(),
+                          [&](const trace::RankCalls& r) { return r.rank == rank; })
+          ->calls;
+    };
+    for (std::size_t m = 1; m < members.size(); ++m) {
+      const Issued& first = members.front();
+      const Issued& other = members[m];
+      const auto describe = [&](const Issued& issued, std::size_t k) {
+        if (k >= issued.index.size()) return fmt::format("rank {} issues no more ({} in all)", issued.rank, k);
+        return fmt::format("ranks[{}].calls[{}] is {}", issued.rank, issued.index[k],
+                           collective_text(calls_of(issued.rank)[issued.index[k]]));
+      };
+      const std::size_t n = std::max(first.index.size(), other.index.size());
+      for (std::size_t k = 0; k < n; ++k) {
+        const bool same = k < first.index.size() && k < other.index.size() &&
+                          collective_text(calls_of(first.rank)[first.index[k]]) ==
+                              collective_text(calls_of(other.rank)[other.index[k]]);
+        if (same) continue;
+        throw UsageError(fmt::format(
+            "{}: group '{}': its ranks do not issue its collectives alike: collective {} on it: {}, {} (replayed, "
+            "they would not match; the source may not name the group the calls were on: see the trace's "
+            "not_in_source)",
+            path, group.id, k, describe(first, k), describe(other, k)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RankMap identity_map(int trace_world_size, int world_size) {
@@ -241,6 +300,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
     }
   }
   plan.traced_steps = steps_seen.empty() ? 1 : static_cast<int>(steps_seen.size());
+  check_groups_issued_alike(trace, trace_path);  // after the calls' own checks: those name the call
 
   // Each world rank: its trace rank's calls on its copy's communicators, the roots and its own
   // rank translated from the trace's group order to the communicator's (ascending world rank).

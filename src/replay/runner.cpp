@@ -13,8 +13,10 @@
 
 #include "backends/point_to_point.hpp"
 #include "core/error.hpp"
+#include "core/result.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
+#include "replay/call_log.hpp"
 #include "replay/trace_digest.hpp"
 #include "sweep/describe_run.hpp"
 #include "sweep/peer_table.hpp"
@@ -77,7 +79,8 @@ class Replay {
         backends_(backends),
         backend_name_(world_backend.name()),
         writer_(writer),
-        calls_(plan.calls[static_cast<std::size_t>(world.rank())]) {
+        calls_(plan.calls[static_cast<std::size_t>(world.rank())]),
+        issued_(calls_.size(), 0) {
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       const PlannedCall& call = calls_[i];
       cases_.push_back(case_of(call));
@@ -99,6 +102,7 @@ class Replay {
   void step(int trial, int step_index, std::vector<double>& times);
   void append_rows_locked(int trial);
   void keep_finished_steps() noexcept;
+  bool write_call_log() noexcept;
 
   ControlChannel& world_;
   RunEnding& ending_;
@@ -116,6 +120,9 @@ class Replay {
   std::vector<std::vector<PointToPointCall>> batches_;
   std::vector<int> batch_of_;
   std::uint64_t wrong_ = 0;  // this rank's, this trial
+  // --log-calls: how many times each call returned from the backend, and the passes begun.
+  std::vector<std::uint64_t> issued_;
+  std::uint64_t passes_ = 0;
 
   std::mutex mutex_;  // rank 0's samples of the trial running: the watchdog's handler keeps them
   int trial_ = 0;
@@ -129,6 +136,7 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
   const std::uint32_t seed = config_.seed + static_cast<std::uint32_t>(trial) * 7919u;
   watchdog_->arm(Phase::setup);
   world_.barrier();
+  ++passes_;
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     const PlannedCall& call = calls_[i];
     const CaseSpec& c = cases_[i];
@@ -143,6 +151,7 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
       const double us = dynamic_cast<PointToPoint&>(backend).time_point_to_point_us(batch);
       for (std::size_t k = 0; k < batch.size(); ++k) {
         times[static_cast<std::size_t>(calls_[i + k].site)] += us / static_cast<double>(batch.size());
+        ++issued_[i + k];
       }
       times.back() += us;
       continue;
@@ -153,6 +162,7 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
     watchdog_->set_case(trial, c.op, c.layout.bytes, false);
     watchdog_->arm(Phase::sample, static_cast<std::uint64_t>(step_index) * calls_.size() + i);
     const double us = backend.time_batch_us(c, 1);
+    ++issued_[i];
     times[static_cast<std::size_t>(call.site)] += us;
     times.back() += us;
     if (config_.check) wrong_ += backend.verify(c, params);
@@ -182,6 +192,18 @@ void Replay::keep_finished_steps() noexcept {
     std::lock_guard lock(mutex_);
     append_rows_locked(trial_);
   } catch (...) {
+  }
+}
+
+// Each rank writes its own log (atomically); false when it could not.
+bool Replay::write_call_log() noexcept {
+  const std::string path = call_log_path(opt_.log_calls, world_.rank());
+  try {
+    write_file_atomically(path, call_log(plan_, world_.rank(), issued_, passes_).dump() + "\n");
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: rank %d: --log-calls %s: %s\n", kCommand, world_.rank(), path.c_str(), e.what());
+    return false;
   }
 }
 
@@ -222,6 +244,10 @@ int Replay::run() {
     }
     watchdog_->arm(Phase::finish);
     exit = wrong_total > 0 ? exit_code::data_check_failed : exit_code::ok;
+    if (!opt_.log_calls.empty()) {
+      const std::uint64_t logs_lost = world_.sum_all(write_call_log() ? 0 : 1);
+      if (logs_lost > 0 && exit == exit_code::ok) exit = exit_code::not_saved;
+    }
     if (world_.is_root()) {
       const std::optional<std::string> error =
           wrong_total > 0 ? std::optional<std::string>(fmt::format("data check failed: {} wrong elements", wrong_total))

@@ -30,6 +30,7 @@ struct ReplayOptions {
   Gaps gaps;
   std::string gaps_text = "traced";
   int steps = 10;                    // replayed steps per trial
+  std::string log_calls;             // --log-calls PREFIX: each rank's call log ("" = none)
   std::vector<std::string> command;  // recorded in the result file
 };
 

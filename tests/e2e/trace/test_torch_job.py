@@ -32,29 +32,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-class TorchJob(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="ccbench-trace-job-")
-        # A free port can be taken by another test between free_port() and gloo's bind: only then
-        # is the job started again, on another port.
-        for attempt in range(3):
-            returncode, err = cls.run_job()
-            if returncode == 0 or "Address already in use" not in err:
-                break
-        if returncode != 0:
-            raise AssertionError(f"torch_job.py failed ({returncode}): {err[-3000:]}")
-        cls.logs = {}
-        for rank in range(WORLD):
-            with open(os.path.join(cls.dir, f"calls_rank{rank}.json")) as f:
-                cls.logs[rank] = json.load(f)["calls"]
-        with open(os.path.join(SOURCE, "configs/schema/trace.schema.json")) as f:
-            cls.schema = json.load(f)
-
-    @classmethod
-    def run_job(cls):
+def run_torch_job(out_dir, world):
+    """Runs torch_job.py on `world` gloo processes writing into `out_dir`; returns each rank's own log
+    of its calls ({rank: calls}). Shared with tests/e2e/replay."""
+    # A free port can be taken by another test between free_port() and gloo's bind: only then
+    # is the job started again, on another port.
+    for attempt in range(3):
         # Its own session, so a timeout ends the spawned workers too.
-        job = subprocess.Popen([sys.executable, JOB, cls.dir, str(WORLD), str(free_port())], stdout=subprocess.PIPE,
+        job = subprocess.Popen([sys.executable, JOB, out_dir, str(world), str(free_port())], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             _, err = job.communicate(timeout=240)
@@ -62,7 +47,24 @@ class TorchJob(unittest.TestCase):
             os.killpg(job.pid, signal.SIGKILL)
             job.communicate()
             raise AssertionError("torch_job.py did not finish in 240 s")
-        return job.returncode, err
+        if job.returncode == 0 or "Address already in use" not in err:
+            break
+    if job.returncode != 0:
+        raise AssertionError(f"torch_job.py failed ({job.returncode}): {err[-3000:]}")
+    logs = {}
+    for rank in range(world):
+        with open(os.path.join(out_dir, f"calls_rank{rank}.json")) as f:
+            logs[rank] = json.load(f)["calls"]
+    return logs
+
+
+class TorchJob(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="ccbench-trace-job-")
+        cls.logs = run_torch_job(cls.dir, WORLD)
+        with open(os.path.join(SOURCE, "configs/schema/trace.schema.json")) as f:
+            cls.schema = json.load(f)
 
     @classmethod
     def tearDownClass(cls):

@@ -174,6 +174,18 @@ class ReplayUsage(unittest.TestCase):
             f.write('{"trace_version": 1, "world_size": 2, "ranks": [')
         self.assert_usage(replay(2, [bad]), bad)
 
+    def test_a_call_log_that_cannot_be_written(self):
+        # --log-calls under a plain file: refused before any call, naming the flag and rank 0's file.
+        plain = os.path.join(self.dir.name, "plain")
+        with open(plain, "w") as f:
+            f.write("keep")
+        out = os.path.join(self.dir.name, "never.json")
+        prefix = os.path.join(plain, "calls")
+        self.assert_usage(replay(2, [TWO, "--log-calls", prefix, "-J", out]), f"--log-calls {prefix}.rank0.json")
+        self.assertFalse(os.path.exists(out))
+        with open(plain) as f:
+            self.assertEqual(f.read(), "keep")
+
     def test_an_op_not_replayed_yet_names_the_call(self):
         doc = load(TWO)
         doc["ranks"][1]["calls"][3] = {"op": "barrier", "dtype": "uint8", "count": 0, "group": "world",

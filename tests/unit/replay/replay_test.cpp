@@ -12,6 +12,7 @@
 #include "../measure/rank_threads.hpp"
 #include "backends/point_to_point.hpp"
 #include "core/error.hpp"
+#include "replay/call_log.hpp"
 #include "replay/plan.hpp"
 #include "replay/runner.hpp"
 #include "trace/trace.hpp"
@@ -313,6 +314,104 @@ TEST(ReplayRun, AFailedRankKeepsTheFinishedSteps) {
   EXPECT_EQ(rows[8]["op"], "replay_step");
   EXPECT_EQ(rows[8]["samples_us"], (std::vector<double>{80, 80, 80, 80}));
   EXPECT_EQ(rows[8]["replay"]["steps"], 4);
+}
+
+TEST(ReplayPlan, GroupsWhoseRanksDoNotIssueItsCollectivesAlikeAreRefused) {
+  const auto message = [](const trace::Trace& trace) {
+    try {
+      replay::make_plan(trace, replay::identity_map(4, 4), "t.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string why =
+      " (replayed, they would not match; the source may not name the group the calls were on: see the trace's "
+      "not_in_source)";
+  trace::Trace skipped = trace::load(kFourRanks);
+  // Rank 3 leaves out its second allreduce on the high half: its next collective there is the
+  // reduce_scatter, where rank 2 issues the allreduce.
+  auto& rank3 = skipped.ranks[3].calls;
+  rank3.erase(rank3.begin() + 5);
+  EXPECT_EQ(message(skipped),
+            "t.json: group 'high': its ranks do not issue its collectives alike: collective 1 on it: ranks[2].calls[5] "
+            "is allreduce float x256, ranks[3].calls[5] is reduce_scatter float x32" +
+                why);
+  rank3.erase(rank3.begin() + 5);  // and the reduce_scatter: rank 3 ends first
+  rank3.insert(rank3.begin() + 5, skipped.ranks[2].calls[5]);
+  EXPECT_EQ(message(skipped),
+            "t.json: group 'high': its ranks do not issue its collectives alike: collective 2 on it: ranks[2].calls[6] "
+            "is reduce_scatter float x32, rank 3 issues no more (2 in all)" +
+                why);
+  trace::Trace rooted = trace::load(kFourRanks);
+  rooted.ranks[1].calls[3].root = 0;  // the world's broadcast from another root on rank 1
+  EXPECT_EQ(message(rooted),
+            "t.json: group 'world': its ranks do not issue its collectives alike: collective 2 on it: "
+            "ranks[0].calls[3] is broadcast double x8 root 1, ranks[1].calls[3] is broadcast double x8 root 0" +
+                why);
+}
+
+TEST(ReplayRun, CallLogHoldsEachRanksCallsAsIssued) {
+  testing::TempDir dir("replay_call_log");
+  const std::string prefix = (dir.path() / "calls").string();
+  const trace::Trace trace = trace::load(kFourRanks);
+  const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
+  Recording recording;
+  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.trials = 2;
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = kFourRanks;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 3;
+    opt.log_calls = prefix;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                              });
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+  std::map<int, std::uint64_t> seen;  // world rank -> calls the backend saw
+  for (const Seen& s : recording.calls()) ++seen[s.world_rank];
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(rank);
+    std::ifstream in(replay::call_log_path(prefix, rank));
+    ASSERT_TRUE(in) << replay::call_log_path(prefix, rank);
+    const nlohmann::json log = nlohmann::json::parse(in);
+    EXPECT_EQ(log["rank"], rank);
+    EXPECT_EQ(log["trace_rank"], rank);
+    EXPECT_EQ(log["copy"], 0);
+    EXPECT_EQ(log["passes"], 1 + 2 * 3);  // the warm-up step and 2 trials of 3
+    // The step's send buffers: 4096 * 2 + 64 + 1024 * 2 + 64 + 256 + 128 bytes on every rank.
+    EXPECT_EQ(log["bytes_per_pass"], 4096 * 2 + 64 + 1024 * 2 + 64 + 256 + 128);
+    const auto& calls = log["calls"];
+    const auto& traced = trace.ranks[static_cast<std::size_t>(rank)].calls;
+    ASSERT_EQ(calls.size(), traced.size());
+    std::uint64_t issued = 0;
+    for (std::size_t i = 0; i < traced.size(); ++i) {
+      EXPECT_EQ(calls[i]["order"], i);
+      EXPECT_EQ(calls[i]["op"], trace::name(traced[i].op));
+      EXPECT_EQ(calls[i]["dtype"], info(traced[i].dtype).name);
+      EXPECT_EQ(calls[i]["count"], traced[i].count);
+      EXPECT_EQ(calls[i]["bytes"], trace::send_bytes(traced[i]));
+      EXPECT_EQ(calls[i]["group"], traced[i].group);
+      EXPECT_EQ(calls[i]["issued"], 7);
+      issued += calls[i]["issued"].get<std::uint64_t>();
+    }
+    EXPECT_EQ(issued, seen[rank]);
+    // Call 2 is on the rank's half; the broadcast (call 3) is from world rank 1 on the world.
+    const std::vector<int> half = rank < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+    EXPECT_EQ(calls[2]["members"], half);
+    EXPECT_EQ(calls[2]["comm_rank"], rank % 2);
+    EXPECT_EQ(calls[3]["members"], (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(calls[3]["root"], 1);
+    EXPECT_EQ(calls[0]["redop"], "sum");
+    EXPECT_FALSE(calls[1].contains("redop"));
+    EXPECT_FALSE(calls[0].contains("root"));
+  }
 }
 
 }  // namespace
