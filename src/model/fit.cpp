@@ -703,6 +703,30 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
 
 }  // namespace
 
+namespace {
+
+// A group whose rows no fit follows (errors beyond kMaxLogError: a sweep disturbed in passes, a
+// file of another machine) is refused here, naming it, rather than written into a model file that
+// every later `model predict` refuses.
+void refuse_errors_a_model_cannot_hold(const Group& g, const Observation& first) {
+  const std::pair<const char*, double> errors[] = {
+      {"residual_rms_log", g.resid_rms_log},          {"residual_sigma_log", g.resid_sigma_log},
+      {"cv_leave_one_node_out rms_log", g.cv_node_rms_log}, {"cv_leave_one_node_out sigma_log", g.cv_node_sigma_log},
+      {"cv_leave_one_node_out up_sigma_log", g.cv_node_up_sigma_log},
+      {"cv_leave_one_node_out down_sigma_log", g.cv_node_down_sigma_log},
+      {"cv_held_out_sizes rms_log", g.cv_sizes_rms_log},  {"cv_held_out_sizes sigma_log", g.cv_sizes_sigma_log}};
+  for (const auto& [field, value] : errors) {
+    if (!(value <= kMaxLogError)) {
+      throw UsageError(fmt::format(
+          "{}: results: {} on {} ({} ranks per node): the rows disagree with every fit (accuracy {} {:.3g}, above {}: "
+          "a factor of more than 22026); a sweep disturbed in some passes? measure it again, or leave its files out",
+          first.file, name(g.op), g.profile, g.ranks_per_node, field, value, kMaxLogError));
+    }
+  }
+}
+
+}  // namespace
+
 Model fit(const std::vector<Observation>& rows, const FitOptions& options, const std::vector<std::string>& inputs) {
   if (rows.empty()) throw UsageError("model fit: the inputs hold no collective rows with 2 or more ranks");
   std::map<GroupKey, std::vector<const Observation*>> groups;
@@ -710,7 +734,10 @@ Model fit(const std::vector<Observation>& rows, const FitOptions& options, const
   auto impl = std::make_unique<Model::Impl>();
   impl->refits = options.refits;
   for (const auto& in : inputs) impl->inputs.push_back(in);
-  for (const auto& [key, members] : groups) impl->groups.push_back(fit_group(key, members, options));
+  for (const auto& [key, members] : groups) {
+    impl->groups.push_back(fit_group(key, members, options));
+    refuse_errors_a_model_cannot_hold(impl->groups.back(), *members.front());
+  }
   return FitAccess::make(std::move(impl));
 }
 

@@ -60,9 +60,7 @@ double need_number(const json& obj, const char* key, const std::string& where, c
   return x;
 }
 
-// An error on log scale: -1 (not computed) or 0 ..kMaxLogError (e^10: a factor of 22026, far beyond
-// any fit worth predicting with; a larger value is a hand edit, and it would make every band inf).
-constexpr double kMaxLogError = 10;
+// An error on log scale: -1 (not computed) or 0 ..kMaxLogError (model_impl.hpp).
 double need_log_error(const json& obj, const char* key, const std::string& where, const std::string& path,
                       bool allow_unset) {
   const double x = need_number(obj, key, where, path, false, kMaxLogError);

@@ -53,6 +53,11 @@ struct Group {
   double efficiency = 0;  // busbw at the largest size and node count / (spec_gbps / 8); 0 unknown
 };
 
+// The largest error on log scale a model file holds (e^10: a factor of 22026, far beyond any fit
+// worth predicting with): the loader refuses a larger one (a hand edit would make every band inf),
+// so the fit refuses to write one (fit.cpp), and what `model fit` writes always loads.
+constexpr double kMaxLogError = 10;
+
 struct Model::Impl {
   std::vector<Group> groups;
   nlohmann::json inputs = nlohmann::json::array();
