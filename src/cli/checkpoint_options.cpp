@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "checkpoint/s3/protocol.hpp"
+#include "cli/flag_sets/checkpoint.hpp"
 #include "cli/number_flags.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
-#include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
 namespace s3 = checkpoint::s3;
@@ -62,53 +62,11 @@ void check_export_flags(CheckpointOptions& opt, const RunConfig& config, const s
 }  // namespace
 
 bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, CheckpointOptions& opt, bool print_help) {
-  CLI::App app{
-      "ccbench checkpoint: time to a durable checkpoint on a POSIX or s3:// target (launch with mpirun or srun)",
-      "ccbench checkpoint"};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.get_formatter()->column_width(36);
-  SharedFlagText shared;
-  add_shared_flags(app, config, shared, "phase");
-  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters",
-                     "--target-ci", "--max-time-per-size", "--check", "--batch", "--progress"});
-  app.get_option("--trials")->description("checkpoints to write (each a new step directory)");
-  app.get_option("--seed")->description("seed of the shards' random data");
-  std::string shard, transfer = "16M", layout = "file-per-rank", phases = "write,read", tier_gbps, per_tib, capacity;
-  app.add_option("--target", opt.target, "directory on the tier under test, or s3://BUCKET/PREFIX")->required();
-  app.add_option("--shard-bytes", shard, "bytes each rank writes (K/M/G/T, a multiple of 4K)");
-  app.add_option("--workload", opt.workload, "workload file (configs/workloads): parameters and parallelism");
-  app.add_option("--layout", layout, "file-per-rank | shared-file")->default_str(layout);
-  app.add_option("--transfer-size", transfer, "bytes per write or read call (a multiple of 4K)")->default_str(transfer);
-  app.add_flag("--direct", opt.direct, "O_DIRECT (falls back to buffered, recorded, where the filesystem refuses it)");
-  bool no_fsync = false;
-  app.add_flag("--no-fsync", no_fsync, "skip fsync: shows the page cache, rows say durable: false");
-  app.add_option("--phases", phases, "write | read (the newest committed step, restart) | write,read")
-      ->default_str(phases);
-  app.add_option("--keep", opt.keep,
-                 "keep the newest INT steps ccbench wrote, removing older ones (s3://: of this run's own; 0: remove "
-                 "this run's steps at its end)")
-      ->default_val(0);
-  app.add_option("--tier", opt.tier, "the tier as you state it: nvme, fsx, ... (recorded)");
-  app.add_option("--tier-gbps", tier_gbps, "the stated tier's ceiling, GB/s: WRITE[,READ] (plausibility)");
-  app.add_option("--fsx-deployment", opt.fsx_deployment, "SCRATCH_2 | PERSISTENT_2");
-  app.add_option("--fsx-throughput-per-tib", per_tib,
-                 "MB/s per TiB: 125, 250, 500, 1000 (PERSISTENT_2), 200 (SCRATCH_2)");
-  app.add_option("--fsx-capacity-tib", capacity, "provisioned storage, TiB");
-  app.add_option("--tiered", opt.tiered,
-                 "LOCAL_PATH: write each shard there (training blocked), then drain it to --target");
-  std::string part_size = "64M";
-  app.add_option("--part-size", part_size, "s3://: multipart part size, 5M..5G (S3's limits)")->default_str(part_size);
-  app.add_option("--concurrency", opt.remote.concurrency, "s3://: parts (and ranged GETs) in flight per rank")
-      ->default_val(4);
-  app.add_option("--s3-endpoint", opt.remote.endpoint,
-                 "s3://: endpoint URL (default AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)");
-  std::string export_deadline;
-  app.add_option(
-      "--export-to", opt.export_to,
-      "s3://BUCKET/PREFIX the POSIX target is exported to (FSx data repository): wait for every shard there");
-  app.add_option("--export-deadline", export_deadline, "seconds to wait for the export (default 300, below -T)");
-  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
-  apply_shared_flags(config, shared);
+  CheckpointFlags flags;  // the row's flag set (cli/flag_sets/checkpoint.hpp)
+  if (!parse_flags_or_help(flags, argc, argv, print_help)) return false;
+  config = std::move(flags.config);
+  opt = std::move(flags.opt);
+  apply_shared_flags(config, flags.shared);
   // Every S3 request, all its tries, ends inside -T (a trickling or silent server fails the call, not
   // the watchdog); a quarter leaves the failure path (abort, cleanup) room before the watchdog.
   opt.remote.request_deadline_s = config.timeout_s > 0 ? config.timeout_s / 4 : 0;
@@ -118,45 +76,46 @@ bool parse_checkpoint_options(int argc, char** argv, RunConfig& config, Checkpoi
   }
   if (opt.keep < 0) throw UsageError(fmt::format("--keep: {} must not be negative", opt.keep));
   if (opt.target.empty()) throw UsageError("--target: empty path");
-  if (app.count("--tiered") > 0 && opt.tiered.empty()) throw UsageError("--tiered: empty path");
-  if (shard.empty() == opt.workload.empty()) throw UsageError("--shard-bytes or --workload: give exactly one");
-  if (!shard.empty()) opt.shard_bytes = size_flag("--shard-bytes", shard);
-  opt.transfer_bytes = size_flag("--transfer-size", transfer);
-  if (opt.transfer_bytes > (1ULL << 30)) throw UsageError(fmt::format("--transfer-size: {} is above 1G", transfer));
-  if (layout == "file-per-rank")
+  if (flags.count("--tiered") > 0 && opt.tiered.empty()) throw UsageError("--tiered: empty path");
+  if (flags.shard.empty() == opt.workload.empty()) throw UsageError("--shard-bytes or --workload: give exactly one");
+  if (!flags.shard.empty()) opt.shard_bytes = size_flag("--shard-bytes", flags.shard);
+  opt.transfer_bytes = size_flag("--transfer-size", flags.transfer);
+  if (opt.transfer_bytes > (1ULL << 30))
+    throw UsageError(fmt::format("--transfer-size: {} is above 1G", flags.transfer));
+  if (flags.layout == "file-per-rank")
     opt.layout = CheckpointLayout::file_per_rank;
-  else if (layout == "shared-file")
+  else if (flags.layout == "shared-file")
     opt.layout = CheckpointLayout::shared_file;
   else
-    throw UsageError(fmt::format("--layout: '{}' is not file-per-rank or shared-file", layout));
-  if (phases == "write")
+    throw UsageError(fmt::format("--layout: '{}' is not file-per-rank or shared-file", flags.layout));
+  if (flags.phases == "write")
     opt.read = false;
-  else if (phases == "read")
+  else if (flags.phases == "read")
     opt.write = false;
-  else if (phases != "write,read") {
-    throw UsageError(fmt::format("--phases: '{}' is not write, read or write,read", phases));
+  else if (flags.phases != "write,read") {
+    throw UsageError(fmt::format("--phases: '{}' is not write, read or write,read", flags.phases));
   }
-  opt.fsync = !no_fsync;
-  if (!tier_gbps.empty()) {
-    const auto comma = tier_gbps.find(',');
-    opt.tier_gbps = positive_flag("--tier-gbps", tier_gbps.substr(0, comma));
+  opt.fsync = !flags.no_fsync;
+  if (!flags.tier_gbps.empty()) {
+    const auto comma = flags.tier_gbps.find(',');
+    opt.tier_gbps = positive_flag("--tier-gbps", flags.tier_gbps.substr(0, comma));
     opt.tier_read_gbps =
-        comma == std::string::npos ? *opt.tier_gbps : positive_flag("--tier-gbps", tier_gbps.substr(comma + 1));
+        comma == std::string::npos ? *opt.tier_gbps : positive_flag("--tier-gbps", flags.tier_gbps.substr(comma + 1));
   }
-  const bool fsx = !opt.fsx_deployment.empty() || !per_tib.empty() || !capacity.empty();
+  const bool fsx = !opt.fsx_deployment.empty() || !flags.per_tib.empty() || !flags.capacity.empty();
   if (fsx) {
     if (opt.fsx_deployment != "SCRATCH_2" && opt.fsx_deployment != "PERSISTENT_2") {
       throw UsageError(fmt::format("--fsx-deployment: '{}' is not SCRATCH_2 or PERSISTENT_2", opt.fsx_deployment));
     }
-    if (capacity.empty()) throw UsageError("--fsx-capacity-tib: needed with --fsx-deployment");
-    opt.fsx_capacity_tib = positive_flag("--fsx-capacity-tib", capacity);
-    if (per_tib.empty() && opt.fsx_deployment == "SCRATCH_2") per_tib = "200";
-    if (per_tib.empty()) throw UsageError("--fsx-throughput-per-tib: needed with --fsx-deployment PERSISTENT_2");
-    opt.fsx_per_tib = positive_flag("--fsx-throughput-per-tib", per_tib);
+    if (flags.capacity.empty()) throw UsageError("--fsx-capacity-tib: needed with --fsx-deployment");
+    opt.fsx_capacity_tib = positive_flag("--fsx-capacity-tib", flags.capacity);
+    if (flags.per_tib.empty() && opt.fsx_deployment == "SCRATCH_2") flags.per_tib = "200";
+    if (flags.per_tib.empty()) throw UsageError("--fsx-throughput-per-tib: needed with --fsx-deployment PERSISTENT_2");
+    opt.fsx_per_tib = positive_flag("--fsx-throughput-per-tib", flags.per_tib);
     if (opt.tier_gbps) throw UsageError("--tier-gbps: give it or the --fsx-* flags, not both");
   }
-  check_s3_flags(opt, part_size);
-  check_export_flags(opt, config, export_deadline);
+  check_s3_flags(opt, flags.part_size);
+  check_export_flags(opt, config, flags.export_deadline);
   return true;
 }
 

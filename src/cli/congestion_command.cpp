@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_sets/congestion.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/parse_flags.hpp"
 #include "congestion/impact.hpp"
@@ -24,9 +25,8 @@
 #include "core/numbers.hpp"
 #include "core/sizes.hpp"
 #include "measure/frame.hpp"
-#include "sweep/rank_hosts.hpp"
 #include "sweep/describe_run.hpp"
-#include "sweep/session_flags.hpp"
+#include "sweep/rank_hosts.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -41,46 +41,13 @@ constexpr BytesRange kOpBytes{.min_bytes = 1};
 
 // Returns false when --help was printed. Throws UsageError naming the flag.
 bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& opt, bool print_help) {
-  CLI::App app{"ccbench congestion: congestion impact factor of collectives (launch with mpirun or srun)", kCommand};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.get_formatter()->column_width(36);
-  config.trials = 4;
-  config.in_place = InPlaceMode::no;
-  SharedFlagText shared;
-  shared.max_time_per_size = "0.5";
-  add_shared_flags(app, config, shared, "collective");
-  // The measured tests have their own sizes; the sweep's size flags do not apply.
-  // (and there is no per-size progress line).
-  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress"});
-  app.get_option("--trials")->description("trials: pairs of phases (isolated, congested) per pattern, interleaved");
-  app.get_option("--json")->description(
-      "PATH.json: writes PATH.<pattern>.<isolated|congested>.json and PATH.impact.json");
-  std::string measured_hosts, measured_ranks;
-  add_backend_flag(app, config.backend, "mpi (the only backend congestion runs on so far)")
-      ->default_val(config.backend);
-  app.add_option("--measured-hosts", measured_hosts,
-                 "hosts whose ranks are measured (default: the first 20% of the hosts, at least 2 ranks)");
-  app.add_option("--measured-per-host", opt.layout.measured_per_host,
-                 "measured ranks per measured host (0 = all; the others there are incast receivers)")
-      ->default_val(0);
-  app.add_option("--measured-ranks", measured_ranks, "explicit measured ranks, e.g. 0,1 or 0-3 (must hold 0)");
-  app.add_option("--ranks-per-host", opt.ranks_per_host,
-                 "treat blocks of K consecutive ranks as one host (0 = by hostname)")
-      ->default_val(0);
-  app.add_option("--congestors", opt.patterns, "congestor patterns: alltoall,incast,bcast")->default_str(opt.patterns);
-  app.add_option("--lat-bytes", opt.lat_bytes, "size of the latency allreduce")->default_str(opt.lat_bytes);
-  app.add_option("--bw-bytes", opt.bw_bytes, "size of the bandwidth allreduce and alltoall")->default_str(opt.bw_bytes);
-  app.add_option("--congestor-bytes", opt.congestor_bytes, "size of one congestor op")
-      ->default_str(opt.congestor_bytes);
-  app.add_option("--max-impact", opt.max_impact, "gate: exit 1 when an impact factor is shown above this");
-  std::string link_gbps;
-  app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
-  app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
-  app.add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
-  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
-  apply_shared_flags(config, shared);
-  if (!link_gbps.empty()) {
-    config.link_gbps = parse_finite(link_gbps, "--link-gbps");
+  CongestionFlags flags;  // the row's flag set (cli/flag_sets/congestion.hpp)
+  if (!parse_flags_or_help(flags, argc, argv, print_help)) return false;
+  config = std::move(flags.config);
+  opt = std::move(flags.opt);
+  apply_shared_flags(config, flags.shared);
+  if (!flags.link_gbps.empty()) {
+    config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
   }
   // NCCL has group communicators (--groups), but congestion would open one per pattern on each GPU,
@@ -94,14 +61,14 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   if (config.trials > kMaxTrials) {
     throw UsageError(fmt::format("--trials: at most {}, got {}", kMaxTrials, config.trials));
   }
-  if (!measured_hosts.empty()) {
-    const double h = parse_finite(measured_hosts, "--measured-hosts");
+  if (!flags.measured_hosts.empty()) {
+    const double h = parse_finite(flags.measured_hosts, "--measured-hosts");
     if (h != std::floor(h) || h < 1 || h > 1e6) {
-      throw UsageError("--measured-hosts: expected a host count of 1 or more, got '" + measured_hosts + "'");
+      throw UsageError("--measured-hosts: expected a host count of 1 or more, got '" + flags.measured_hosts + "'");
     }
     opt.layout.measured_hosts = static_cast<int>(h);
   }
-  if (!measured_ranks.empty()) opt.layout.measured_ranks = parse_rank_list(measured_ranks);
+  if (!flags.measured_ranks.empty()) opt.layout.measured_ranks = parse_rank_list(flags.measured_ranks);
   if (opt.ranks_per_host < 0) {
     throw UsageError(fmt::format("--ranks-per-host: must be 0 (by hostname) or more, got {}", opt.ranks_per_host));
   }

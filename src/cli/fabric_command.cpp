@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/fabric_options.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
 #include "core/run_metadata.hpp"
@@ -94,7 +95,7 @@ int fabric_entry(measure::Frame& frame) {
   ControlChannel& channel = frame.channel();
   FabricConfig config;
   try {
-    if (!fabric::parse_fabric_options(frame.argc(), frame.argv(), config, channel.is_root())) return exit_code::ok;
+    if (!parse_fabric_options(frame.argc(), frame.argv(), config, channel.is_root())) return exit_code::ok;
   } catch (const UsageError& e) {
     return frame.usage_error(e.what());
   }

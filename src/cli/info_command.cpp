@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backends/backend.hpp"
+#include "cli/flag_sets/info.hpp"
 #include "cli/measuring_commands.hpp"
 #include "core/error.hpp"
 #include "core/output_folders.hpp"
@@ -32,12 +33,9 @@ bool launched_by_mpi() {
 }
 
 int info_main(int argc, char** argv) {
-  CLI::App app{"ccbench info: the discovered system as JSON (from a shell, or under mpirun/srun for all hosts)",
-               "ccbench info"};
-  std::string instance_type;
-  std::string out;
-  app.add_option("--instance-type", instance_type, "override the DMI product name");
-  app.add_option("--out", out, "write the JSON here instead of stdout");
+  InfoFlags app;  // the row's flag set (cli/flag_sets/info.hpp)
+  std::string& instance_type = app.instance_type;
+  const std::string& out = app.out;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/flag_sets/flag_set.hpp"
+#include "cli/measuring_commands.hpp"
 
 namespace ccbench::cli {
 
@@ -44,7 +47,8 @@ void print_usage(std::FILE* out) {
     std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                  static_cast<int>(c.summary.size()), c.summary.data());
   }
-  std::fprintf(out, "\n`ccbench help <command>` or `ccbench <command> --help` for a command's options.\n");
+  std::fprintf(out, "\n`ccbench help <command>` or `ccbench <command> --help` for a command's options;\n");
+  std::fprintf(out, "`ccbench help --markdown <command>`: a measuring command's flags as a Markdown table.\n");
 }
 
 const ccbench::cli::Command* find_command(std::string_view name) {
@@ -54,18 +58,50 @@ const ccbench::cli::Command* find_command(std::string_view name) {
   return nullptr;
 }
 
-// `ccbench help COMMAND [SUBCOMMAND...]` is `ccbench COMMAND [SUBCOMMAND...] --help`: the command's
-// own help printer (its flag definitions), so help and the command cannot disagree.
-int help(int argc, char** argv) {
-  if (argc < 3) {
-    print_usage(stdout);
-    return 0;
+const ccbench::measure::MeasuringCommand* find_measuring_command(std::string_view name) {
+  for (const auto& row : ccbench::cli::measuring_commands()) {
+    if (row.name == name) return &row;
   }
-  const auto* command = find_command(argv[2]);
+  return nullptr;
+}
+
+// `ccbench help COMMAND [SUBCOMMAND...]` is `ccbench COMMAND [SUBCOMMAND...] --help`: the command's
+// own help printer (its flag definitions), so help and the command cannot disagree. A measuring
+// command's is printed here from its row's flag set, the one its parse uses (no exec, no MPI);
+// `ccbench help --markdown COMMAND` prints that flag set as a Markdown table.
+int help(int argc, char** argv) {
+  const bool markdown = argc > 2 && std::string_view(argv[2]) == "--markdown";
+  const int at = markdown ? 3 : 2;
+  if (argc <= at) {
+    if (!markdown) {
+      print_usage(stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "ccbench help --markdown: name a measuring command\n");
+    return 2;
+  }
+  const auto* command = find_command(argv[at]);
   if (command == nullptr) {
-    std::fprintf(stderr, "ccbench help: unknown command '%s'\n\n", argv[2]);
+    std::fprintf(stderr, "ccbench help: unknown command '%s'\n\n", argv[at]);
     print_usage(stderr);
     return 2;
+  }
+  const auto* measuring = find_measuring_command(command->name);
+  if (markdown) {
+    if (measuring == nullptr || argc > at + 1) {
+      std::string names;
+      for (const auto& row : ccbench::cli::measuring_commands())
+        names += (names.empty() ? "" : ", ") + std::string(row.name);
+      std::fprintf(stderr, "ccbench help --markdown: takes one measuring command (%s), not '%s'\n", names.c_str(),
+                   argc > at + 1 ? argv[at + 1] : argv[at]);
+      return 2;
+    }
+    std::cout << ccbench::cli::flag_reference_markdown(*measuring->flags());
+    return 0;
+  }
+  if (measuring != nullptr && argc == at + 1) {
+    std::cout << measuring->flags()->help();
+    return 0;
   }
   std::string program = "ccbench " + std::string(command->name);
   std::string help_flag = "--help";

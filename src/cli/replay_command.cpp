@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_sets/replay.hpp"
 #include "cli/measuring_commands.hpp"
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
@@ -19,7 +20,6 @@
 #include "replay/plan.hpp"
 #include "replay/runner.hpp"
 #include "sweep/describe_run.hpp"
-#include "sweep/session_flags.hpp"
 #include "trace/trace.hpp"
 
 namespace ccbench::cli {
@@ -32,30 +32,11 @@ constexpr int kMaxSteps = 1000000;
 
 // Returns false when --help was printed. Throws UsageError naming the flag.
 bool parse_options(int argc, char** argv, RunConfig& config, ReplayOptions& opt, bool print_help) {
-  CLI::App app{"ccbench replay: a traced job's collectives replayed rank by rank (launch with mpirun or srun)",
-               kCommand};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.get_formatter()->column_width(36);
-  SharedFlagText shared;
-  add_shared_flags(app, config, shared, "call");
-  // The trace gives the sizes and the order; a step is one pass over it, not a sampled size.
-  remove_flags(app, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--progress", "-w", "--iters",
-                     "--max-time-per-size", "--batch"});
-  app.get_option("--trials")->description("trials: runs of --steps steps, one set of rows each");
-  app.get_option("--target-ci")
-      ->description("a row's CI target (ci_target_met): the median's 95% CI within this fraction");
-  app.add_option("trace", opt.trace_path, "the trace (ccbench trace import ... --out TRACE.json)")->required();
-  app.add_option("--steps", opt.steps, "steps per trial: passes over each rank's traced calls")->default_val(opt.steps);
-  app.add_option("--gaps", opt.gaps_text,
-                 "compute gaps before each call: traced, none, or a factor on the traced gaps (0.5)")
-      ->default_str(opt.gaps_text);
-  app.add_option("--ranks-map", opt.ranks_map,
-                 "the trace rank each job rank replays, e.g. 0,1,0,1 (needed when the job's size differs)");
-  app.add_option("--log-calls", opt.log_calls,
-                 "each rank writes the calls it issued to PREFIX.rankR.json after the last trial");
-  add_backend_flag(app, config.backend, "mpi (host memory) or nccl (GPUs)")->default_val(config.backend);
-  if (!parse_flags_or_help(app, argc, argv, print_help)) return false;
-  apply_shared_flags(config, shared);
+  ReplayFlags flags;  // the row's flag set (cli/flag_sets/replay.hpp)
+  if (!parse_flags_or_help(flags, argc, argv, print_help)) return false;
+  config = std::move(flags.config);
+  opt = std::move(flags.opt);
+  apply_shared_flags(config, flags.shared);
   if (opt.steps < 1 || opt.steps > kMaxSteps) {
     throw UsageError(fmt::format("--steps: from 1 to {}, got {}", kMaxSteps, opt.steps));
   }

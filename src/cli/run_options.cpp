@@ -8,12 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "cli/flag_sets/run.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "sweep/config_file.hpp"
 #include "sweep/flag_suggestion.hpp"
-#include "sweep/run_flags.hpp"
-#include "sweep/session_flags.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -29,33 +28,9 @@ T parse_enum(const std::string& flag, const std::string& text, std::optional<T> 
 }  // namespace
 
 bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help) {
-  CLI::App app{"ccbench run: collective sweep (launch with mpirun or srun)", "ccbench run"};
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.get_formatter()->column_width(36);
-
-  std::string link_gbps, groups_spec = "none";
-  std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench", config_path;
-  SharedFlagText shared;
-  add_backend_flag(app, config.backend, "mpi | nccl")->default_val(config.backend);
-  app.add_option("--ops", ops, "comma list: " + op_names(all_collective_ops(), ","))
-      ->default_str("allreduce,allgather,alltoall");
-  add_shared_flags(app, config, shared, "collective");
-  app.add_option("-d,--dtype", dtype, dtype_names(" "))
-      ->default_str("float");
-  app.add_option("-o,--redop", redop, redop_names(" "))->default_str("sum");
-  app.add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
-  app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
-  app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
-  add_nccl_path_flag(app, config.nccl_path, "nccl: nvlink | efa | all");
-  app.add_option("--groups", groups_spec,
-                 "concurrent communicators: mod:N (same rank mod N together), div:N (blocks of N), none")
-      ->default_str("none");
-  app.add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
-  app.add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
-  app.add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
-  app.add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
-  app.add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
-  app.add_option("--config", config_path, "YAML file with the same keys (flags win)");
+  RunFlags flags;  // the row's flag set (cli/flag_sets/run.hpp): every flag of run is declared there
+  CLI::App& app = flags;
+  std::string& config_path = flags.config_path;
 
   std::set<std::string> known;
   for (const CLI::Option* opt : app.get_options()) {
@@ -80,10 +55,11 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   } catch (const CLI::ParseError& e) {
     throw UsageError(parse_error_text(app, e));
   }
+  config = std::move(flags.config);
 
-  if (!ops.empty()) {
+  if (!flags.ops.empty()) {
     try {
-      config.ops = parse_op_list(ops);
+      config.ops = parse_op_list(flags.ops);
     } catch (const UsageError& e) {
       throw UsageError(std::string("--ops: ") + e.what());
     }
@@ -91,29 +67,30 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   for (Op op : config.ops) {
     if (!info(op).is_collective()) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
   }
-  apply_shared_flags(config, shared);
-  config.dtype = parse_enum<DType>("-d/--dtype", dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
-  config.redop = parse_enum<RedOp>("-o/--redop", redop, &parse_redop, redop_names().c_str());
+  apply_shared_flags(config, flags.shared);
+  config.dtype =
+      parse_enum<DType>("-d/--dtype", flags.dtype, &parse_dtype, "int8, uint8, int32, int64, float, double, ...");
+  config.redop = parse_enum<RedOp>("-o/--redop", flags.redop, &parse_redop, redop_names().c_str());
   if (config.redop == RedOp::none) throw UsageError("-o/--redop: 'none' is not a reduction");
-  if (in_place == "yes" || in_place == "1" || in_place == "true") {
+  if (flags.in_place == "yes" || flags.in_place == "1" || flags.in_place == "true") {
     config.in_place = InPlaceMode::yes;
-  } else if (in_place == "no" || in_place == "0" || in_place == "false") {
+  } else if (flags.in_place == "no" || flags.in_place == "0" || flags.in_place == "false") {
     config.in_place = InPlaceMode::no;
-  } else if (in_place == "both") {
+  } else if (flags.in_place == "both") {
     config.in_place = InPlaceMode::both;
   } else {
-    throw UsageError("--in-place: expected yes, no or both, got '" + in_place + "'");
+    throw UsageError("--in-place: expected yes, no or both, got '" + flags.in_place + "'");
   }
-  if (timing == "ccbench") {
+  if (flags.timing == "ccbench") {
     config.timing = TimingMethod::ccbench;
-  } else if (timing == "nccl-tests" || timing == "nccl_tests") {
+  } else if (flags.timing == "nccl-tests" || flags.timing == "nccl_tests") {
     config.timing = TimingMethod::nccl_tests;
   } else {
-    throw UsageError("--timing: expected ccbench or nccl-tests, got '" + timing + "'");
+    throw UsageError("--timing: expected ccbench or nccl-tests, got '" + flags.timing + "'");
   }
-  config.groups = groups::parse(groups_spec);
-  if (!link_gbps.empty()) {
-    config.link_gbps = parse_finite(link_gbps, "--link-gbps");
+  config.groups = groups::parse(flags.groups_spec);
+  if (!flags.link_gbps.empty()) {
+    config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");
   }
   return true;

@@ -1,4 +1,5 @@
-// `ccbench run` flags and their YAML twin (--config FILE: the same keys, flags win).
+// `ccbench run` flags and their YAML twin (--config FILE: the same keys, flags win). The flags are
+// declared once, in the row's flag set (cli/flag_sets/run.hpp); this is their parse and checks.
 #pragma once
 
 #include <string>
@@ -8,7 +9,8 @@
 
 namespace ccbench::cli {
 
-// Parses argv (argv[0] is the program name). Throws UsageError with a message naming the flag, or
+// Parses argv (argv[0] is the program name) into `config`, which it replaces (the defaults are the
+// flag set's). Throws UsageError with a message naming the flag, or
 // the config file, key and line. Returns false when --help was printed.
 bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help);
 

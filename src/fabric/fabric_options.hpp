@@ -1,4 +1,5 @@
-// `ccbench fabric` flags. The sweep flags (-b -e -f -i -w -n --target-ci --max-time-per-size
+// `ccbench fabric`'s configuration (its flags are declared in cli/flag_sets/fabric.hpp and parsed
+// in cli/fabric_options.cpp). The sweep flags (-b -e -f -i -w -n --target-ci --max-time-per-size
 // --trials -c -J -T --label --instance-type) mean what they mean for `ccbench run`; the fabric ones
 // choose the provider, the window of outstanding operations and the buffer memory.
 #pragma once
@@ -24,10 +25,6 @@ struct FabricConfig {
 
 // The default op list and the names --ops accepts (pingpong or fabric_pingpong, ...).
 std::vector<Op> parse_fabric_ops(const std::string& text);
-
-// Parses argv (argv[0] is the program name). Throws UsageError naming the flag. Returns false when
-// --help was printed.
-bool parse_fabric_options(int argc, char** argv, FabricConfig& config, bool print_help);
 
 // True when argv asks for --list-providers (answered before MPI_Init, so no launcher is needed).
 bool wants_provider_list(int argc, char** argv);

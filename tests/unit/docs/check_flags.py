@@ -3,13 +3,15 @@
 
 The command list comes from the binaries themselves: `ccbench --help` (every command) and
 `ccbench-measure --help` (the measuring ones, which `ccbench CMD` execs), and `ccbench model --help`
-for model's subcommands. A flag is its long name (`--min-bytes`), or its short one where it has no
+for model's subcommands. A measuring command's flags are read from its row's flag set,
+`ccbench help --markdown CMD` (the declarations its parse uses and its --help prints: the unit test
+flag_sets.AreWhatCcbenchMeasurePrintsForHelp holds the two equal). A flag is its long name (`--min-bytes`), or its short one where it has no
 long name; `--help` itself is left out. The doc must name the flag as a whole word: `--trial` in the
 text does not count for `--trials`.
 
 usage: check_flags.py BUILD_DIR DOCS_DIR [--self-test]
 exit 0: every flag documented; 1: the missing ones, one line each, naming command, flag and page.
---self-test: on a copy of DOCS_DIR with one flag of `ccbench run` taken out of run.md, the check
+--self-test: on a copy of DOCS_DIR with one flag of `ccbench run`'s row taken out of run.md, the check
 must fail naming exactly that flag.
 """
 import re
@@ -57,12 +59,28 @@ def flags(help_text):
     return found
 
 
+def row_flags(markdown):
+    """The flags of a flag set's Markdown reference (`ccbench help --markdown CMD`): each table row's
+    last name in its first cell, as flags() takes the long name; positionals are not flags."""
+    found = []
+    for line in markdown.splitlines():
+        if not line.startswith("| `"):
+            continue
+        first = line.split(" | ")[0]
+        if first.endswith("(positional)"):
+            continue
+        flag = re.findall(r"`([^`]+)`", first)[-1]
+        if flag != "--help":
+            found.append(flag)
+    return found
+
+
 def documented(flag, doc_text):
     return re.search(r"(?<![-\w])" + re.escape(flag) + r"(?![-\w])", doc_text) is not None
 
 
 def self_test(build, docs):
-    flag = flags(run_help([build / "ccbench-measure", "run", "--help"]))[-1]
+    flag = row_flags(run_help([build / "ccbench", "help", "--markdown", "run"]))[-1]
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "docs"
         shutil.copytree(docs, copy)
@@ -97,16 +115,19 @@ def main():
         page = docs / f"{command}.md"
         binary = measure if command in measuring else ccbench
         text = run_help([binary, command, "--help"])
-        helps.append((f"ccbench {command}", text, page))
+        if command in measuring:
+            helps.append((f"ccbench {command}", row_flags(run_help([ccbench, "help", "--markdown", command])), page))
+        else:
+            helps.append((f"ccbench {command}", flags(text), page))
         for sub in listed(text, "subcommands:"):
-            helps.append((f"ccbench {command} {sub}", run_help([binary, command, sub, "--help"]), page))
+            helps.append((f"ccbench {command} {sub}", flags(run_help([binary, command, sub, "--help"])), page))
     problems, checked = [], 0
-    for what, text, page in helps:
+    for what, command_flags, page in helps:
         if not page.is_file():
             problems.append(f"{what}: no doc page {page.name}")
             continue
         doc = page.read_text()
-        for flag in flags(text):
+        for flag in command_flags:
             checked += 1
             if not documented(flag, doc):
                 problems.append(f"{what}: {flag} is not in docs/{page.name}")

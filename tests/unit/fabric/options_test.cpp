@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/fabric_options.hpp"
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
 #include "fabric/fabric_options.hpp"
@@ -14,7 +15,7 @@ bool parse(std::vector<std::string> args, FabricConfig& config) {
   args.insert(args.begin(), "ccbench fabric");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  return parse_fabric_options(static_cast<int>(argv.size()), argv.data(), config, false);
+  return cli::parse_fabric_options(static_cast<int>(argv.size()), argv.data(), config, false);
 }
 
 TEST(FabricOptions, DefaultsArePingpongAndBwOverUint8) {

@@ -1,0 +1,32 @@
+#include "cli/flag_sets/run.hpp"
+
+#include "core/types.hpp"
+#include "sweep/run_flags.hpp"
+
+namespace ccbench::cli {
+
+RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpirun or srun)", "ccbench run") {
+  add_backend_flag(*this, config.backend, "mpi | nccl")->default_val(config.backend);
+  add_option("--ops", ops, "comma list: " + op_names(all_collective_ops(), ","))
+      ->default_str("allreduce,allgather,alltoall");
+  add_shared_flags(*this, config, shared, "collective");
+  add_option("-d,--dtype", dtype, dtype_names(" "))->default_str("float");
+  add_option("-o,--redop", redop, redop_names(" "))->default_str("sum");
+  add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
+  add_option("--in-place", in_place, "yes | no | both")->default_str("both");
+  add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
+  add_nccl_path_flag(*this, config.nccl_path, "nccl: nvlink | efa | all");
+  add_option("--groups", groups_spec,
+             "concurrent communicators: mod:N (same rank mod N together), div:N (blocks of N), none")
+      ->default_str("none");
+  add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
+  add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
+  add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
+  add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
+  add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
+  add_option("--config", config_path, "YAML file with the same keys (flags win)");
+}
+
+std::unique_ptr<CLI::App> run_flags() { return std::make_unique<RunFlags>(); }
+
+}  // namespace ccbench::cli

@@ -1,0 +1,27 @@
+// `ccbench run`'s flags (docs/run.md), declared once: the values they are bound to live here; the
+// parse (cli/run_options.cpp) checks them into the RunConfig. A new flag of `run` is one line in
+// RunFlags's constructor (run.cpp) and, when its text is checked after parsing, a member here.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/flag_sets/flag_set.hpp"
+#include "sweep/run_config.hpp"
+#include "sweep/session_flags.hpp"
+
+namespace ccbench::cli {
+
+struct RunFlags : FlagSet {
+  RunFlags();
+
+  RunConfig config;  // bound where CLI11 parses the value itself
+  SharedFlagText shared;
+  // Kept as typed until every flag is parsed; the parse checks them naming the flag.
+  std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench";
+  std::string groups_spec = "none", link_gbps, config_path;
+};
+
+std::unique_ptr<CLI::App> run_flags();
+
+}  // namespace ccbench::cli
