@@ -43,7 +43,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   app.add_option("-d,--dtype", dtype, dtype_names(" "))
       ->default_str("float");
   app.add_option("-o,--redop", redop, redop_names(" "))->default_str("sum");
-  app.add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
+  app.add_option("-r,--root", config.root, "root rank of broadcast, gather, scatter and reduce")->default_val(0);
   app.add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   app.add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
   add_nccl_path_flag(app, config.nccl_path, "nccl: nvlink | efa | all");
