@@ -77,7 +77,7 @@ summary() {
 trap summary EXIT
 
 # --- what runs -------------------------------------------------------------------------------------
-all_ops=allreduce,allgather,alltoall,reduce_scatter,broadcast
+all_ops=allreduce,allgather,alltoall,reduce_scatter,broadcast,sendrecv,gather,scatter,reduce
 dtypes=(int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2)
 redops=(prod min max avg)
 sweep_sizes=(-b 1K -e 1M -f 32)
@@ -86,6 +86,9 @@ if [ "$quick" = 1 ]; then
   redops=(avg)
 fi
 timing_sizes=(-b 8 -e 1G -f 8)
+# Timed beside nccl-tests' *_perf of the same op (sendrecv, gather, scatter, reduce: untested on a
+# GPU until this step runs them, docs/nccl-backend.md).
+timed_ops=allreduce/allgather/reduce_scatter/sendrecv/gather/scatter/reduce
 [ "$quick" = 1 ] && timing_sizes=(-b 8 -e 256M -f 16)
 
 if [ "$dry_run" = 1 ]; then
@@ -98,7 +101,7 @@ if [ "$dry_run" = 1 ]; then
   record "2 unit tests (host, GPU kernels)" plan "ccbench_nccl_unit_tests, ccbench_nccl_gpu_tests"
   record "3 one GPU: ops x dtypes x redops" plan "${#dtypes[@]} dtypes x (sum, ${redops[*]}), in/out-of-place"
   record "3 one GPU: -G, corrupted output" plan "-G 4 every op; CCBENCH_TEST_CORRUPT_RANK=0 exits 1"
-  record "4 timing vs nccl-tests" plan "allreduce/allgather/reduce_scatter float ${timing_sizes[*]}"
+  record "4 timing vs nccl-tests" plan "$timed_ops float ${timing_sizes[*]}"
   record "5 multi-GPU (2+ GPUs)" plan "every op in/out-of-place, --groups, -G teardown, killed rank"
   exit 0
 fi
@@ -130,10 +133,10 @@ nt_build=$out/nccl-tests-build
 nt_pid=
 if [ -n "$nccl_tests_src" ]; then
   # nccl-tests beside ccbench's build (both are nvcc-bound; the machine has the cores). Only the
-  # five perf binaries, one architecture, against the NCCL ccbench uses.
+  # perf binaries of ccbench's ops, one architecture, against the NCCL ccbench uses.
   (
     targets=()
-    for t in all_reduce all_gather reduce_scatter alltoall broadcast; do targets+=("$nt_build/${t}_perf"); done
+    for t in all_reduce all_gather reduce_scatter alltoall broadcast sendrecv gather scatter reduce; do targets+=("$nt_build/${t}_perf"); done
     nice make -C "$nccl_tests_src/src" -j "$jobs" BUILDDIR="$nt_build" CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
       NCCL_HOME="$nccl_home" NVCC_GENCODE="-gencode=arch=compute_${archs%%;*},code=sm_${archs%%;*}" "${targets[@]}"
   ) >"$out/nccl-tests-build.log" 2>&1 &
@@ -229,7 +232,7 @@ run() {
 for dtype in "${dtypes[@]}"; do
   run "3 gpu1 $dtype sum all ops" 1 120 --ops "$all_ops" -d "$dtype" -o sum "${sweep_sizes[@]}" -n 3 -w 1 -c 1
   for redop in "${redops[@]}"; do
-    run "3 gpu1 $dtype $redop" 1 120 --ops allreduce,reduce_scatter -d "$dtype" -o "$redop" "${sweep_sizes[@]}" \
+    run "3 gpu1 $dtype $redop" 1 120 --ops allreduce,reduce_scatter,reduce -d "$dtype" -o "$redop" "${sweep_sizes[@]}" \
       -n 3 -w 1 -c 1
   done
 done
@@ -248,9 +251,10 @@ if [ "$rc" -eq 1 ]; then record "3 gpu1 corrupted output caught" ok "exit 1"; el
 np_time=1
 [ "$gpus" -ge 2 ] && np_time=$((gpus < 8 ? gpus : 8))
 if [ "$nt_ok" = 1 ]; then
-  declare -A nt_bin=([allreduce]=all_reduce_perf [allgather]=all_gather_perf [reduce_scatter]=reduce_scatter_perf)
+  declare -A nt_bin=([allreduce]=all_reduce_perf [allgather]=all_gather_perf [reduce_scatter]=reduce_scatter_perf
+    [sendrecv]=sendrecv_perf [gather]=gather_perf [scatter]=scatter_perf [reduce]=reduce_perf)
   ratio_rows=()
-  for op in allreduce allgather reduce_scatter; do
+  for op in ${timed_ops//\// }; do
     run "4 timing ccbench $op x$np_time" "$np_time" 300 --ops "$op" -d float "${timing_sizes[@]}" -n 20 -w 5 -c 0 \
       --in-place no
     timeout -k 5 300 "$nt_build/${nt_bin[$op]}" "${timing_sizes[@]}" -g "$np_time" -n 20 -w 5 -c 0 \

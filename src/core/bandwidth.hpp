@@ -16,8 +16,8 @@ struct OpLayout {
 };
 
 // nccl-tests' per-rank count for the ops whose S is a total over ranks (allgather, reduce_scatter,
-// alltoall; all_gather.cu, reduce_scatter.cu, alltoall.cu): (count / nranks) & ~(16/eltSize - 1),
-// rounded down to a whole 16 bytes, so every rank's block (and each in-place offset) is 16-byte
+// alltoall, gather, scatter; all_gather.cu, reduce_scatter.cu, alltoall.cu, gather.cu, scatter.cu): (count / nranks) &
+// ~(16/eltSize - 1), rounded down to a whole 16 bytes, so every rank's block (and each in-place offset) is 16-byte
 // aligned and counts, bytes and busbw match nccl-tests at every rank count (24, 48, ...).
 std::uint64_t per_rank_count(std::uint64_t total_count, std::uint64_t element_bytes, int nranks);
 
@@ -30,8 +30,9 @@ OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks)
 // times the rank count. Every size that is a multiple of it is carried whole.
 std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks);
 
-// busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
-// broadcast and point-to-point 1, except fabric_bibw 2 (busbw counts both directions).
+// busbw = algbw * factor: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall, gather, scatter
+// (n-1)/n; broadcast, reduce, sendrecv and point-to-point 1, except fabric_bibw 2 (busbw counts
+// both directions).
 double bus_factor(Op op, int nranks);
 
 // algbw in GB/s (1e9 B/s) from S bytes and a time in microseconds; 0 for a non-positive time.

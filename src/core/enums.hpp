@@ -11,6 +11,10 @@ enum class Op : std::uint8_t {
   alltoall,
   reduce_scatter,
   broadcast,
+  sendrecv,  // each rank sends to rank+1 and receives from rank-1 (nccl-tests' sendrecv)
+  gather,
+  scatter,
+  reduce,
   // Point-to-point transport tests of `ccbench fabric` share the result model.
   fabric_pingpong,
   fabric_bw,

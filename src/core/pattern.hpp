@@ -145,23 +145,31 @@ CCBENCH_HD std::int64_t reduced_value(const Params& p, std::uint64_t index) {
 
 // The table's is_reduction for device code, which cannot read core/types.cpp's table (a
 // static_assert there keeps the two equal).
-CCBENCH_HD constexpr bool is_reduction(Op op) { return op == Op::allreduce || op == Op::reduce_scatter; }
+CCBENCH_HD constexpr bool is_reduction(Op op) {
+  return op == Op::allreduce || op == Op::reduce_scatter || op == Op::reduce;
+}
 
 // What `rank` puts at logical position `index` of its send data (count elements per block as in
-// OpLayout: allreduce/broadcast `count`, allgather `count`, reduce_scatter and alltoall n*count).
+// OpLayout: allreduce/broadcast/sendrecv/reduce `count`, allgather/gather `count`, reduce_scatter,
+// alltoall and the root's scatter n*count).
 CCBENCH_HD std::int64_t input_value(Op op, const Params& p, int rank, std::uint64_t index) {
   return is_reduction(op) ? reduce_input(p, rank, index) : data_value(p, rank, index);
 }
 
-// What `rank` must hold at logical position `index` of its result after the op.
+// What `rank` must hold at logical position `index` of its result after the op (gather and
+// reduce: on the root, the only rank with a result).
 CCBENCH_HD std::int64_t expected_value(Op op, const Params& p, int rank, std::uint64_t index, std::uint64_t count) {
   switch (op) {
-    case Op::allreduce: return reduced_value(p, index);
+    case Op::allreduce:
+    case Op::reduce: return reduced_value(p, index);
     case Op::reduce_scatter: return reduced_value(p, static_cast<std::uint64_t>(rank) * count + index);
     case Op::allgather: return data_value(p, static_cast<int>(index / count), index % count);
     case Op::alltoall:
       return data_value(p, static_cast<int>(index / count), static_cast<std::uint64_t>(rank) * count + index % count);
     case Op::broadcast: return data_value(p, p.root, index);
+    case Op::sendrecv: return data_value(p, (rank + p.nranks - 1) % p.nranks, index);  // from rank-1
+    case Op::gather: return data_value(p, static_cast<int>(index / count), index % count);
+    case Op::scatter: return data_value(p, p.root, static_cast<std::uint64_t>(rank) * count + index);
     default: return data_value(p, rank, index);  // point-to-point: the peer's payload pattern
   }
 }

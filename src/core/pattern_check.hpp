@@ -27,7 +27,7 @@ void fill_periodic(T* dst, std::uint64_t n, Value&& value) {
 
 // How many of out[0, n) differ from T(expected(i)). The buffer is blocks of `block` elements
 // (0: one block) and, inside each block, expected(start + j) repeats with j every kPeriod elements
-// (allreduce, reduce_scatter, broadcast: one block; allgather, alltoall: one block per peer).
+// (allreduce, reduce_scatter, broadcast: one block; allgather, alltoall, gather: one block per peer).
 template <typename T, typename Expected>
 std::uint64_t count_wrong_periodic(const T* out, std::uint64_t n, std::uint64_t block, Expected&& expected) {
   if (block == 0 || block > n) block = n;
@@ -52,7 +52,7 @@ std::uint64_t count_wrong_periodic(const T* out, std::uint64_t n, std::uint64_t 
 // The block length for count_wrong_periodic of an op's output: one block per peer where the output
 // is the peers' blocks side by side, else the whole output.
 inline std::uint64_t output_block(Op op, std::uint64_t count) {
-  return op == Op::allgather || op == Op::alltoall ? count : 0;
+  return op == Op::allgather || op == Op::alltoall || op == Op::gather ? count : 0;
 }
 
 }  // namespace ccbench::pattern

@@ -22,19 +22,26 @@ enum class OpFamily : std::uint8_t {
 
 // How an op's size S maps onto each rank's buffers (core/bandwidth.hpp, layout_for).
 enum class OpBuffers : std::uint8_t {
-  whole,     // count = S / element size, sent and received whole (allreduce, broadcast, point-to-point)
-  gather,    // S is a total over n ranks, `count` per rank: send count, receive n x count (allgather)
-  scatter,   // S is a total: send n x count, receive count (reduce_scatter)
+  whole,     // count = S / element size, sent and received whole (allreduce, broadcast, reduce, sendrecv, p2p)
+  gather,    // S is a total over n ranks, `count` per rank: send count, receive n x count (allgather, gather)
+  scatter,   // S is a total: send n x count, receive count (reduce_scatter, scatter)
   exchange,  // S is a total: send and receive n x count (alltoall)
 };
+// gather's n x count lands on the root only and scatter reads the root's only, but every rank holds
+// the same buffers (as nccl-tests allocates them), so the plan's memory check holds whatever --root.
 
 // busbw = algbw x factor over n ranks, as nccl-tests defines it (core/bandwidth.hpp, bus_factor).
 enum class BusFactor : std::uint8_t {
-  one,              // broadcast, point-to-point, checkpoint phases
+  one,              // broadcast, reduce, sendrecv, point-to-point, checkpoint phases
   allreduce_ring,   // 2(n-1)/n
-  ring,             // (n-1)/n
+  ring,             // (n-1)/n: allgather, reduce_scatter, alltoall, gather, scatter
   both_directions,  // 2: both directions carry S at once, busbw the aggregate
 };
+
+// The ops whose result depends on --root: the plan sets CaseSpec::root for them only.
+constexpr bool is_rooted(Op op) {
+  return op == Op::broadcast || op == Op::gather || op == Op::scatter || op == Op::reduce;
+}
 
 // Everything ccbench decides by op, in one row per op (core/types.cpp, kOps); adding an op is its
 // row plus its kernel in each backend that runs it (docs/architecture.md, "How to add an op").

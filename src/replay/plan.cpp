@@ -207,6 +207,10 @@ std::optional<Op> replayed_op(trace::CallOp op) {
       return Op::alltoall;
     case trace::CallOp::broadcast:
       return Op::broadcast;
+    case trace::CallOp::reduce:
+      return Op::reduce;
+    case trace::CallOp::barrier:  // an allreduce of one float (kBarrierDType): make_plan
+      return Op::allreduce;
     default:
       return std::nullopt;
   }
@@ -255,7 +259,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       if (!op) {
         throw UsageError(
             fmt::format("{}: field 'op': {} is not replayed yet (replay runs allreduce, allgather, "
-                        "reduce_scatter, alltoall and broadcast)",
+                        "reduce_scatter, alltoall, broadcast, reduce, barrier, send and recv)",
                         call_where(trace_path, rank.rank, i), trace::name(call.op)));
       }
       const int g = group_index.at(call.group);
@@ -282,11 +286,14 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       planned.site = it->second;
       planned.communicator = g;  // the group for now; the copy's communicator below
       planned.op = *op;
-      planned.dtype = call.dtype;
+      // A barrier is an allreduce of one float on its group: one of zero bytes need not wait for
+      // the other members (Open MPI returns from a count of 0 before communicating).
+      const bool barrier = call.op == trace::CallOp::barrier;
+      planned.dtype = barrier ? kBarrierDType : call.dtype;
       planned.redop = call.redop.value_or(RedOp::sum);
       planned.root = call.root.value_or(0);  // a rank in the trace's group order for now
       planned.comm_size = n;
-      planned.layout = traced_layout(*op, call.count, info(call.dtype).size_bytes, n);
+      planned.layout = traced_layout(*op, barrier ? 1 : call.count, info(planned.dtype).size_bytes, n);
       planned.point_to_point = point_to_point;
       planned.send = call.op == trace::CallOp::send;
       planned.peer = call.peer.value_or(0);  // a rank in the trace's group order for now

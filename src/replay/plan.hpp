@@ -94,9 +94,11 @@ struct ReplayPlan {
 };
 
 // The collectives replay runs over the backends of `run` (send and recv run through
-// backends/point_to_point.hpp; alltoallv, reduce and barrier are refused naming the call: not
-// replayed yet).
+// backends/point_to_point.hpp; a barrier as an allreduce of one element; alltoallv is refused
+// naming the call: not replayed yet).
 std::optional<Op> replayed_op(trace::CallOp op);
+// A traced barrier's element type: it is replayed as an allreduce (sum) of one element of it.
+inline constexpr DType kBarrierDType = DType::float32;
 
 // Throws UsageError naming `trace_path`, the call (ranks[R].calls[I]) and the field for a call it
 // cannot replay (an op not replayed yet, a count that does not split over the group).

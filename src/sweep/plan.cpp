@@ -24,7 +24,7 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
         c.dtype = config.dtype;
         c.redop = info(op).is_reduction ? config.redop : RedOp::none;
         c.in_place = in_place;
-        c.root = op == Op::broadcast ? config.root : -1;
+        c.root = is_rooted(op) ? config.root : -1;
         c.nranks = nranks;
         c.rank = rank;
         c.layout = layout_for(op, config.dtype, nominal, nranks);

@@ -78,11 +78,20 @@ struct Placement {
   std::uint64_t output_elements;
 };
 
+// In-place follows NCCL's conventions, so both backends check the same buffers: gather's input at
+// recv + rank*count, scatter's result at recv + rank*count (the root's input is all of recv),
+// reduce's input in recv. Rooted ops read only the root's input (broadcast, scatter) or leave a
+// result on the root only (gather, reduce): the other ranks have nothing to check.
 Placement placement(const CaseSpec& c) {
   const auto& l = c.layout;
+  const auto rank_offset = static_cast<std::uint64_t>(c.rank) * l.count;
+  const bool root = c.rank == c.root;
   Placement p{c.in_place, 0, l.send_elements, 0, l.recv_elements};
-  if (c.in_place && c.op == Op::allgather) p.input_offset = static_cast<std::uint64_t>(c.rank) * l.count;
+  if (c.in_place && (c.op == Op::allgather || c.op == Op::gather)) p.input_offset = rank_offset;
+  if (c.in_place && c.op == Op::scatter) p.output_offset = rank_offset;
   if (c.op == Op::broadcast) p.input_in_recv = true;  // MPI_Bcast works on one buffer
+  if ((c.op == Op::broadcast || c.op == Op::scatter) && !root) p.input_elements = 0;
+  if ((c.op == Op::gather || c.op == Op::reduce) && !root) p.output_elements = 0;
   return p;
 }
 
@@ -115,6 +124,7 @@ std::optional<std::string> MpiBackend::unsupported(const CaseSpec& c) const {
   if (info(c.op).is_reduction && mpi_op(c.redop) == MPI_OP_NULL) {
     return "MPI has no " + std::string(ccbench::name(c.redop)) + " reduction";
   }
+  if (c.op == Op::sendrecv && c.in_place) return "sendrecv has no in-place form (send and receive buffers must differ)";
   return std::nullopt;
 }
 
@@ -148,7 +158,7 @@ void MpiBackend::fill(const CaseSpec& c, const pattern::Params& p) {
     T* recv = static_cast<T*>(recv_.data);
     const std::uint64_t recv_span = std::max(c.layout.recv_elements, c.in_place ? c.layout.send_elements : 0);
     for (std::uint64_t i = 0; i < recv_span; ++i) recv[i] = static_cast<T>(kPoison);
-    if (c.op == Op::broadcast && c.rank != c.root) return 0;
+    if (place.input_elements == 0) return 0;
     T* input = place.input_in_recv ? recv + place.input_offset : static_cast<T*>(send_.data);
     pattern::fill_periodic(input, place.input_elements,
                            [&](std::uint64_t i) { return pattern::input_value(c.op, p, c.rank, i); });
@@ -189,6 +199,31 @@ void MpiBackend::launch(const CaseSpec& c) {
     case Op::broadcast:
       rc = MPI_Bcast(recv, count, type, c.root, comm_);
       break;
+    case Op::sendrecv:
+      rc = MPI_Sendrecv(send, count, type, (c.rank + 1) % c.nranks, 0, recv, count, type,
+                        (c.rank + c.nranks - 1) % c.nranks, 0, comm_, MPI_STATUS_IGNORE);
+      break;
+    case Op::gather: {
+      // In place only the root passes MPI_IN_PLACE; the others send their block from recv.
+      const bool root = c.rank == c.root;
+      void* block = c.in_place ? static_cast<char*>(recv) + placement(c).input_offset * info(c.dtype).size_bytes : send;
+      rc = MPI_Gather(c.in_place && root ? MPI_IN_PLACE : block, count, type, recv, count, type, c.root, comm_);
+      break;
+    }
+    case Op::scatter: {
+      const bool root = c.rank == c.root;
+      void* block = static_cast<char*>(recv) + placement(c).output_offset * info(c.dtype).size_bytes;
+      rc = MPI_Scatter(c.in_place ? recv : send, count, type, c.in_place && root ? MPI_IN_PLACE : block, count, type,
+                       c.root, comm_);
+      break;
+    }
+    case Op::reduce: {
+      // In place the root passes MPI_IN_PLACE, the others their input (in recv); only the root receives.
+      const bool root = c.rank == c.root;
+      rc = MPI_Reduce(c.in_place && !root ? recv : send, root ? recv : nullptr, count, type, mpi_op(c.redop), c.root,
+                      comm_);
+      break;
+    }
     default:
       throw BackendError("the mpi backend cannot run " + std::string(ccbench::name(c.op)));
   }
@@ -215,7 +250,7 @@ std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
 }
 
 void MpiBackend::corrupt_output_for_test(const CaseSpec& c) {
-  if (c.layout.recv_elements == 0) return;
+  if (placement(c).output_elements == 0) return;
   with_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* out = static_cast<T*>(recv_.data) + placement(c).output_offset;

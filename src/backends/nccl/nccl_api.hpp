@@ -89,6 +89,15 @@ class NcclApi {
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) = 0;
   virtual ncclResult_t broadcast(const void* send, void* recv, std::size_t count, ncclDataType_t type, int root,
                                  ncclComm_t comm, cudaStream_t stream) = 0;
+  virtual ncclResult_t reduce(const void* send, void* recv, std::size_t count, ncclDataType_t type, ncclRedOp_t op,
+                              int root, ncclComm_t comm, cudaStream_t stream) = 0;
+  // ncclGather and ncclScatter (NCCL 2.28+); false when the loaded library lacks either (grouped
+  // send/recv then, backends/nccl/grouped_calls.hpp).
+  virtual bool has_gather_scatter(int runtime_version) = 0;
+  virtual ncclResult_t gather(const void* send, void* recv, std::size_t count, ncclDataType_t type, int root,
+                              ncclComm_t comm, cudaStream_t stream) = 0;
+  virtual ncclResult_t scatter(const void* send, void* recv, std::size_t count, ncclDataType_t type, int root,
+                               ncclComm_t comm, cudaStream_t stream) = 0;
   // ncclAlltoAll (NCCL 2.28+); false when the loaded library has none (grouped send/recv then).
   virtual bool has_alltoall(int runtime_version) = 0;
   virtual ncclResult_t all_to_all(const void* send, void* recv, std::size_t count, ncclDataType_t type, ncclComm_t comm,

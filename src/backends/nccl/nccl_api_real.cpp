@@ -10,6 +10,7 @@ namespace ccbench::nccl {
 namespace {
 
 using AlltoAllFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+using RootedFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 
 class RealApi final : public NcclApi {
  public:
@@ -103,6 +104,26 @@ class RealApi final : public NcclApi {
                          cudaStream_t st) override {
     return ncclBroadcast(s, r, n, t, root, c, st);
   }
+  ncclResult_t reduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t o, int root, ncclComm_t c,
+                      cudaStream_t st) override {
+    return ncclReduce(s, r, n, t, o, root, c, st);
+  }
+  // ncclGather and ncclScatter appeared in NCCL 2.28: resolved at run time as ncclAlltoAll is.
+  bool has_gather_scatter(int runtime_version) override {
+    if (runtime_version >= NCCL_VERSION(2, 28, 0)) {
+      gather_ = reinterpret_cast<RootedFn>(::dlsym(RTLD_DEFAULT, "ncclGather"));
+      scatter_ = reinterpret_cast<RootedFn>(::dlsym(RTLD_DEFAULT, "ncclScatter"));
+    }
+    return gather_ != nullptr && scatter_ != nullptr;
+  }
+  ncclResult_t gather(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, ncclComm_t c,
+                      cudaStream_t st) override {
+    return gather_(s, r, n, t, root, c, st);
+  }
+  ncclResult_t scatter(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, ncclComm_t c,
+                       cudaStream_t st) override {
+    return scatter_(s, r, n, t, root, c, st);
+  }
   // ncclAlltoAll appeared in NCCL 2.28; resolved at run time so a binary built against 2.28
   // headers still starts with an older libnccl.so.2.
   bool has_alltoall(int runtime_version) override {
@@ -125,6 +146,8 @@ class RealApi final : public NcclApi {
 
  private:
   AlltoAllFn alltoall_ = nullptr;
+  RootedFn gather_ = nullptr;
+  RootedFn scatter_ = nullptr;
 };
 
 }  // namespace

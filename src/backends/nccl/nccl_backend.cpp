@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "backends/nccl/efa_counters.hpp"
+#include "backends/nccl/grouped_calls.hpp"
 #include "backends/nccl/nccl_api.hpp"
 #include "backends/nccl/nccl_comm.hpp"
 #include "backends/nccl/nccl_log_parse.hpp"
@@ -77,8 +78,10 @@ struct UniqueIdMessage {
 };
 
 // Where a case's input lives and where its result lands, in elements of the backend's buffers,
-// following NCCL's in-place conventions (allgather: sendbuff = recvbuff + rank*count;
-// reduce_scatter: recvbuff = sendbuff + rank*recvcount; broadcast on the root: sendbuff = recvbuff).
+// following NCCL's in-place conventions (allgather, gather: sendbuff = recvbuff + rank*count;
+// reduce_scatter, scatter: recvbuff = sendbuff + rank*recvcount; broadcast on the root, reduce:
+// sendbuff = recvbuff). Rooted ops read only the root's input (broadcast, scatter) or leave a result
+// on the root only (gather, reduce): the other ranks have nothing to check.
 struct Placement {
   bool input_in_recv;
   std::uint64_t input_offset;
@@ -94,9 +97,11 @@ Placement placement(const CaseSpec& c) {
   Placement p{c.in_place,      0,
               l.send_elements, 0,
               l.recv_elements, c.in_place ? std::max(l.send_elements, l.recv_elements) : l.recv_elements};
-  if (c.in_place && c.op == Op::allgather) p.input_offset = rank * l.count;
-  if (c.in_place && c.op == Op::reduce_scatter) p.output_offset = rank * l.count;
-  if (c.op == Op::broadcast && c.rank != c.root) p.input_elements = 0;  // only the root's input is read
+  const bool root = c.rank == c.root;
+  if (c.in_place && (c.op == Op::allgather || c.op == Op::gather)) p.input_offset = rank * l.count;
+  if (c.in_place && (c.op == Op::reduce_scatter || c.op == Op::scatter)) p.output_offset = rank * l.count;
+  if ((c.op == Op::broadcast || c.op == Op::scatter) && !root) p.input_elements = 0;
+  if ((c.op == Op::gather || c.op == Op::reduce) && !root) p.output_elements = 0;
   return p;
 }
 
@@ -104,7 +109,7 @@ std::string describe(const CaseSpec& c) {
   std::string text =
       std::string(name(c.op)) + " of " + std::to_string(c.layout.bytes) + " bytes (" + std::string(name(c.dtype));
   if (info(c.op).is_reduction) text += ", " + std::string(name(c.redop));
-  if (c.op == Op::broadcast) text += ", root " + std::to_string(c.root);
+  if (is_rooted(c.op)) text += ", root " + std::to_string(c.root);
   return text + (c.in_place ? ", in-place)" : ", out-of-place)");
 }
 
@@ -150,6 +155,8 @@ class NcclBackend final : public Backend {
   void wait_event(cudaEvent_t event, const CaseSpec* c);
   void check_async(const CaseSpec* c);
   void enqueue(const CaseSpec& c);
+  // sendrecv, and gather/scatter without ncclGather/ncclScatter: ncclSend/ncclRecv in one group.
+  void enqueue_grouped(const CaseSpec& c, const void* send, void* recv);
   // -G: the case's graph, captured and instantiated in set-up (fill), never inside a timed region.
   void prepare_graph(const CaseSpec& c);
   // One small allreduce at set-up, so NCCL connects (and logs its transports) before metadata().
@@ -176,6 +183,7 @@ class NcclBackend final : public Backend {
   int cc_minor_ = 0;
   int nccl_runtime_version_ = 0;
   bool has_alltoall_ = false;
+  bool has_gather_scatter_ = false;  // ncclGather/ncclScatter (2.28+), else grouped send/recv
   double init_timeout_s_ = 0;
 
   cudaStream_t stream_ = nullptr;
@@ -342,6 +350,7 @@ NcclBackend::NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std:
 
     api_.get_version(&nccl_runtime_version_);
     has_alltoall_ = api_.has_alltoall(nccl_runtime_version_);
+    has_gather_scatter_ = api_.has_gather_scatter(nccl_runtime_version_);
 
     // --groups: one communicator per group. The group's rank 0 makes its unique id and sends it to
     // the group over a split of the control channel; the GPU stays the node's (local_rank).
@@ -499,6 +508,7 @@ void NcclBackend::wait_event(cudaEvent_t event, const CaseSpec* c) {
 std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
   if (!info(c.op).is_collective()) return "the nccl backend runs collectives only";
   if (c.op == Op::alltoall && c.in_place) return "NCCL has no in-place alltoall (send and receive buffers must differ)";
+  if (c.op == Op::sendrecv && c.in_place) return "sendrecv has no in-place form (send and receive buffers must differ)";
   if (!nccl::data_type(c.dtype)) {
     return "this ccbench was built against NCCL " + nccl::version_string(NCCL_VERSION_CODE) + ", which has no " +
            std::string(ccbench::name(c.dtype)) + " (fp8 needs NCCL 2.24+)";
@@ -593,6 +603,30 @@ void NcclBackend::enqueue(const CaseSpec& c) {
       nccl_call(&c, "ncclBroadcast",
                 [&](ncclComm_t comm) { return api_.broadcast(send, recv, count, type, c.root, comm, stream); });
       break;
+    case Op::reduce:
+      nccl_call(&c, "ncclReduce",
+                [&](ncclComm_t comm) { return api_.reduce(send, recv, count, type, op, c.root, comm, stream); });
+      break;
+    case Op::gather:
+      if (has_gather_scatter_) {
+        nccl_call(&c, "ncclGather",
+                  [&](ncclComm_t comm) { return api_.gather(send, recv, count, type, c.root, comm, stream); });
+        break;
+      }
+      enqueue_grouped(c, send, recv);
+      break;
+    case Op::scatter:
+      recv = recv_at(c, place.output_offset);
+      if (has_gather_scatter_) {
+        nccl_call(&c, "ncclScatter",
+                  [&](ncclComm_t comm) { return api_.scatter(send, recv, count, type, c.root, comm, stream); });
+        break;
+      }
+      enqueue_grouped(c, send, recv);
+      break;
+    case Op::sendrecv:
+      enqueue_grouped(c, send, recv);
+      break;
     case Op::alltoall:
       if (has_alltoall_) {
         nccl_call(&c, "ncclAlltoAll",
@@ -616,6 +650,25 @@ void NcclBackend::enqueue(const CaseSpec& c) {
     default:
       throw BackendError("the nccl backend cannot run " + std::string(ccbench::name(c.op)));
   }
+}
+
+void NcclBackend::enqueue_grouped(const CaseSpec& c, const void* send, void* recv) {
+  const ncclDataType_t type = *nccl::data_type(c.dtype);
+  const std::size_t count = c.layout.count;
+  const std::size_t element_bytes = info(c.dtype).size_bytes;
+  nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
+    ncclResult_t first_error = api_.group_start();
+    nccl::for_each_grouped_call(
+        c.op, comm_rank_, comm_size_, c.root, c.in_place, count, [&](const nccl::GroupedCall& call) {
+          if (first_error != ncclSuccess) return;
+          const std::size_t offset = call.offset_elements * element_bytes;
+          first_error = call.send
+                            ? api_.send(static_cast<const char*>(send) + offset, count, type, call.peer, comm, stream_)
+                            : api_.recv(static_cast<char*>(recv) + offset, count, type, call.peer, comm, stream_);
+        });
+    const ncclResult_t end = api_.group_end();
+    return first_error != ncclSuccess ? first_error : end;
+  });
 }
 
 void NcclBackend::prepare_graph(const CaseSpec& c) {
@@ -687,7 +740,7 @@ std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
 }
 
 void NcclBackend::corrupt_output_for_test(const CaseSpec& c) {
-  if (c.layout.recv_elements == 0) return;
+  if (placement(c).output_elements == 0) return;
   check_cuda(api_.fill_poison(c.dtype, recv_at(c, placement(c).output_offset), 1, stream_), &c, "poison kernel");
   wait_stream(&c);
 }
@@ -698,6 +751,7 @@ nlohmann::json NcclBackend::metadata() const {
   meta["nccl_env_set"] = env_set_;
   meta["cuda_graph_launches"] = options_.graph_launches;
   meta["alltoall"] = has_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  meta["gather_scatter"] = has_gather_scatter_ ? "ncclGather/ncclScatter" : "grouped ncclSend/ncclRecv";
   meta["nccl_communicator"] = "blocking (split from a nonblocking init communicator)";
   meta["nccl_init_timeout_s"] = init_timeout_s_;
   meta["gpus"] = gpus_;
@@ -719,7 +773,11 @@ nlohmann::json NcclBackend::metadata() const {
                            {"broadcast", budget / 2},
                            {"alltoall", budget / 2},
                            {"allgather", budget / (n + 1) * n},
-                           {"reduce_scatter", budget / (n + 1) * n}};
+                           {"reduce_scatter", budget / (n + 1) * n},
+                           {"sendrecv", budget / 2},
+                           {"reduce", budget / 2},
+                           {"gather", budget / (n + 1) * n},
+                           {"scatter", budget / (n + 1) * n}};
 
   // The path from the transports NCCL connected (connect_once), else from the environment.
   nlohmann::json fabric = {{"path", nccl::fabric_path(log_, path_env_, nodes_)}};

@@ -12,7 +12,7 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_shared_flags(*this, config, shared, "collective");
   add_option("-d,--dtype", dtype, dtype_names(" "))->default_str("float");
   add_option("-o,--redop", redop, redop_names(" "))->default_str("sum");
-  add_option("-r,--root", config.root, "root rank of broadcast")->default_val(0);
+  add_option("-r,--root", config.root, "root rank of broadcast, gather, scatter and reduce")->default_val(0);
   add_option("--in-place", in_place, "yes | no | both")->default_str("both");
   add_option("--timing", timing, "ccbench | nccl-tests (back-to-back, mean over ranks)")->default_str("ccbench");
   add_nccl_path_flag(*this, config.nccl_path, "nccl: nvlink | efa | all");

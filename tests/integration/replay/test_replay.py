@@ -113,6 +113,23 @@ class ReplayRows(unittest.TestCase):
                          [("allreduce", 2, 2), ("allgather", 2, 1), ("broadcast", 2, 1), ("alltoall", 2, 1),
                           ("replay_step", 4, 5)])
 
+    def test_reduce_and_barrier_rows(self):
+        # tests/data/replay/reduce_barrier.trace.json: a reduce (max) to rank 2 and a barrier on the
+        # world of 3, then a reduce on the group of ranks 2 and 1 to rank 2; the data checked on the roots.
+        path = os.path.join(DATA, "reduce_barrier.trace.json")
+        out = os.path.join(self.dir.name, "reduce_barrier.json")
+        p = replay(3, [path, "--steps", "3", "--check", "1", "-J", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load(out)
+        validate(doc)
+        self.assertEqual([(r["op"], r["dtype"], r["bytes"], r["count"], r["ranks"], r["replay"]["calls"], r["wrong"])
+                          for r in by_site(doc)], [
+            ("reduce", "float", 1024, 256, 3, 1, 0),
+            ("barrier", "uint8", 0, 0, 3, 1, 0),
+            ("reduce", "int32", 256, 64, 2, 1, 0),
+            ("replay_step", "none", 1024 + 256, 3, 3, 3, 0),
+        ])
+
 
 class ReplaySendRecv(unittest.TestCase):
     """Both ranks send first, past the eager limit: posted as one batch they cannot deadlock."""
@@ -188,12 +205,12 @@ class ReplayUsage(unittest.TestCase):
 
     def test_an_op_not_replayed_yet_names_the_call(self):
         doc = load(TWO)
-        doc["ranks"][1]["calls"][3] = {"op": "barrier", "dtype": "uint8", "count": 0, "group": "world",
-                                       "origin": "nccl_log"}
-        path = os.path.join(self.dir.name, "barrier.trace.json")
+        doc["ranks"][1]["calls"][3] = {"op": "alltoallv", "dtype": "float", "count": 4, "counts": [1, 3],
+                                       "group": "world", "origin": "nccl_log"}
+        path = os.path.join(self.dir.name, "alltoallv.trace.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        self.assert_usage(replay(2, [path]), path + ": ranks[1].calls[3]: field 'op': barrier is not replayed yet")
+        self.assert_usage(replay(2, [path]), path + ": ranks[1].calls[3]: field 'op': alltoallv is not replayed yet")
 
 
 class ReplayEndings(unittest.TestCase):

@@ -12,8 +12,8 @@ namespace {
 
 TEST(OpTable, FamiliesInTableOrder) {
   const std::vector<Op> collectives(all_collective_ops().begin(), all_collective_ops().end());
-  EXPECT_EQ(collectives,
-            (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast}));
+  EXPECT_EQ(collectives, (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast,
+                                          Op::sendrecv, Op::gather, Op::scatter, Op::reduce}));
   const std::vector<Op> fabric(all_fabric_ops().begin(), all_fabric_ops().end());
   EXPECT_EQ(fabric,
             (std::vector<Op>{Op::fabric_pingpong, Op::fabric_bw, Op::fabric_bibw, Op::fabric_write, Op::fabric_read}));
@@ -23,7 +23,8 @@ TEST(OpTable, FamiliesInTableOrder) {
 }
 
 TEST(OpTable, NamesAndAliasesJoined) {
-  EXPECT_EQ(op_names(all_collective_ops(), ","), "allreduce,allgather,alltoall,reduce_scatter,broadcast");
+  EXPECT_EQ(op_names(all_collective_ops(), ","),
+            "allreduce,allgather,alltoall,reduce_scatter,broadcast,sendrecv,gather,scatter,reduce");
   EXPECT_EQ(op_aliases(all_fabric_ops()), "pingpong, bw, bibw, write, read");
   EXPECT_EQ(op_aliases(all_collective_ops()), "bcast");  // the ops without an alias are left out
   EXPECT_EQ(dtype_names(" "), "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2");
@@ -37,6 +38,8 @@ TEST(OpTable, ParseTakesNamesAliasesAndSpellings) {
   EXPECT_EQ(parse_op("bw"), Op::fabric_bw);
   EXPECT_EQ(parse_op("fabric_bibw"), Op::fabric_bibw);
   EXPECT_EQ(parse_op("checkpoint_commit"), Op::checkpoint_commit);
+  EXPECT_EQ(parse_op("send_recv"), Op::sendrecv);
+  EXPECT_EQ(parse_op("Reduce"), Op::reduce);
   EXPECT_EQ(parse_op("allscatter"), std::nullopt);
   EXPECT_EQ(parse_op(""), std::nullopt);  // an empty alias matches nothing
   EXPECT_EQ(parse_redop("avg"), RedOp::avg);
@@ -56,6 +59,10 @@ TEST(OpTable, RowDecidesLayoutAndBusFactor) {
        {Expected{Op::allreduce, 1024, 1024, 1024, 1.5},  // 2 x 3/4
         Expected{Op::allgather, 256, 256, 1024, 0.75}, Expected{Op::reduce_scatter, 256, 1024, 256, 0.75},
         Expected{Op::alltoall, 256, 1024, 1024, 0.75}, Expected{Op::broadcast, 1024, 1024, 1024, 1.0},
+        // gather, scatter: S a total, 256 floats per rank; only the root fills (gather) or sends
+        // (scatter) its n x count, but every rank holds the buffers (nccl-tests' sizes).
+        Expected{Op::gather, 256, 256, 1024, 0.75}, Expected{Op::scatter, 256, 1024, 256, 0.75},
+        Expected{Op::sendrecv, 1024, 1024, 1024, 1.0}, Expected{Op::reduce, 1024, 1024, 1024, 1.0},
         Expected{Op::fabric_bibw, 1024, 1024, 1024, 2.0}, Expected{Op::fabric_bw, 1024, 1024, 1024, 1.0},
         Expected{Op::checkpoint_write, 1024, 1024, 1024, 1.0}}) {
     const OpLayout l = layout_for(e.op, DType::float32, 4096, 4);
@@ -68,6 +75,45 @@ TEST(OpTable, RowDecidesLayoutAndBusFactor) {
   // The granule: a whole float, or 16 bytes per rank x 4 ranks for a total over ranks.
   EXPECT_EQ(whole_size_granule_bytes(Op::allreduce, DType::float32, 4), 4u);
   EXPECT_EQ(whole_size_granule_bytes(Op::alltoall, DType::float32, 4), 64u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::gather, DType::float32, 4), 64u);
+  EXPECT_EQ(whole_size_granule_bytes(Op::reduce, DType::float32, 4), 4u);
+}
+
+// Which ops take --root and a redop: the plan sets CaseSpec::root for the rooted ones only.
+TEST(OpTable, RootedOpsAndReductions) {
+  for (Op op : all_collective_ops()) {
+    const bool rooted = op == Op::broadcast || op == Op::gather || op == Op::scatter || op == Op::reduce;
+    EXPECT_EQ(is_rooted(op), rooted) << name(op);
+  }
+  EXPECT_TRUE(info(Op::reduce).is_reduction);
+  EXPECT_FALSE(info(Op::sendrecv).is_reduction);
+  EXPECT_FALSE(info(Op::gather).is_reduction);
+  EXPECT_FALSE(info(Op::scatter).is_reduction);
+}
+
+// busbw as nccl-tests defines it, by hand: S = 1 MiB in 1 ms is algbw 1048576 B / 1e-3 s = 1.048576
+// GB/s for every op; gather and scatter on 4 ranks scale it by 3/4 (0.786432), sendrecv and reduce
+// by 1; gather on 3 ranks of float: 1 MiB / 3 / 4 B = 87381.33 floats, rounded down to 87380 (a
+// multiple of 4 floats), so S = 87380 x 3 x 4 = 1048560 bytes.
+TEST(OpTable, NewOpsBandwidthByHand) {
+  EXPECT_NEAR(algbw_gbps(1048576, 1000.0), 1.048576, 1e-12);
+  EXPECT_NEAR(busbw_gbps(Op::gather, 4, 1048576, 1000.0), 0.786432, 1e-12);
+  EXPECT_NEAR(busbw_gbps(Op::scatter, 4, 1048576, 1000.0), 0.786432, 1e-12);
+  EXPECT_NEAR(busbw_gbps(Op::sendrecv, 4, 1048576, 1000.0), 1.048576, 1e-12);
+  EXPECT_NEAR(busbw_gbps(Op::reduce, 4, 1048576, 1000.0), 1.048576, 1e-12);
+  EXPECT_DOUBLE_EQ(bus_factor(Op::gather, 2), 0.5);
+  const OpLayout gather3 = layout_for(Op::gather, DType::float32, 1048576, 3);
+  EXPECT_EQ(gather3.count, 87380u);
+  EXPECT_EQ(gather3.bytes, 1048560u);
+  EXPECT_EQ(gather3.send_elements, 87380u);
+  EXPECT_EQ(gather3.recv_elements, 262140u);
+  const OpLayout scatter3 = layout_for(Op::scatter, DType::float32, 1048576, 3);
+  EXPECT_EQ(scatter3.count, 87380u);
+  EXPECT_EQ(scatter3.send_elements, 262140u);
+  EXPECT_EQ(scatter3.recv_elements, 87380u);
+  // sendrecv and reduce: S is each rank's message, count = S / 4.
+  EXPECT_EQ(layout_for(Op::sendrecv, DType::float32, 1048576, 3).count, 262144u);
+  EXPECT_EQ(layout_for(Op::reduce, DType::float32, 1048576, 3).count, 262144u);
 }
 
 }  // namespace

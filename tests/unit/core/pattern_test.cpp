@@ -93,24 +93,47 @@ TEST(Pattern, ExpectedValuesMatchASimulationOfEveryOp) {
           std::int64_t acc = pattern::input_value(op, p, 0, idx);
           for (int r = 1; r < n; ++r) {
             const std::int64_t v = pattern::input_value(op, p, r, idx);
-            acc = redop == RedOp::sum ? acc + v : redop == RedOp::prod ? acc * v : redop == RedOp::min ? std::min(acc, v) : std::max(acc, v);
+            acc = redop == RedOp::sum    ? acc + v
+                  : redop == RedOp::prod ? acc * v
+                  : redop == RedOp::min  ? std::min(acc, v)
+                                         : std::max(acc, v);
           }
           return acc;
         };
         for (int rank = 0; rank < n; ++rank) {
-          const std::uint64_t out_elements = (op == Op::allgather || op == Op::alltoall) ? count * n : count;
+          const std::uint64_t out_elements =
+              (op == Op::allgather || op == Op::alltoall || op == Op::gather) ? count * n : count;
           for (std::uint64_t i = 0; i < out_elements; ++i) {
             std::int64_t want = 0;
             switch (op) {
-              case Op::allreduce: want = reduce(i); break;
-              case Op::reduce_scatter: want = reduce(static_cast<std::uint64_t>(rank) * count + i); break;
-              case Op::allgather: want = pattern::input_value(op, p, static_cast<int>(i / count), i % count); break;
+              case Op::allreduce:
+              case Op::reduce:
+                want = reduce(i);
+                break;  // reduce: what the root holds
+              case Op::sendrecv:
+                want = pattern::input_value(op, p, (rank + n - 1) % n, i);
+                break;
+              case Op::gather:
+                want = pattern::input_value(op, p, static_cast<int>(i / count), i % count);
+                break;
+              case Op::scatter:
+                want = pattern::input_value(op, p, p.root, rank * count + i);
+                break;
+              case Op::reduce_scatter:
+                want = reduce(static_cast<std::uint64_t>(rank) * count + i);
+                break;
+              case Op::allgather:
+                want = pattern::input_value(op, p, static_cast<int>(i / count), i % count);
+                break;
               case Op::alltoall:
                 want = pattern::input_value(op, p, static_cast<int>(i / count), rank * count + i % count);
                 break;
-              default: want = pattern::input_value(op, p, p.root, i); break;
+              default:
+                want = pattern::input_value(op, p, p.root, i);
+                break;
             }
-            ASSERT_EQ(pattern::expected_value(op, p, rank, i, count), want) << name(op) << " rank " << rank << " i " << i;
+            ASSERT_EQ(pattern::expected_value(op, p, rank, i, count), want)
+                << name(op) << " rank " << rank << " i " << i;
           }
         }
       }
@@ -186,6 +209,15 @@ TEST(PatternInformative, AMisplacedBlockChangesTheExpectedResult) {
           auto from_r = p;
           from_r.root = r;
           ASSERT_NE(block(Op::broadcast, from_r, 0, 0), block(Op::broadcast, from_w, 0, 0)) << where << ": broadcast";
+          // sendrecv: rank r's block from w instead of from r-1; scatter: the root's block for w at
+          // rank r; gather: as allgather on the root.
+          if (w != (r + n - 1) % n) {
+            ASSERT_NE(block(Op::sendrecv, p, r, 0), block(Op::sendrecv, p, (w + 1) % n, 0)) << where << ": sendrecv";
+          }
+          ASSERT_NE(block(Op::scatter, p, r, 0), block(Op::scatter, p, w, 0)) << where << ": scatter";
+          ASSERT_NE(block(Op::gather, p, 0, static_cast<std::uint64_t>(r) * kCount),
+                    block(Op::gather, p, 0, static_cast<std::uint64_t>(w) * kCount))
+              << where << ": gather";
         }
       }
     }

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "backends/nccl/nccl_backend.hpp"
 #include "core/bandwidth.hpp"
@@ -217,6 +220,81 @@ TEST(NcclCallOrder, SystemErrorIsReportedAsLocalWithTheShmHint) {
   // After an error the communicator is aborted, not finalized (a finalize could wait on a dead peer).
   EXPECT_EQ(api.count("ncclCommFinalize"), 1);  // the init communicator's
   EXPECT_EQ(api.count("ncclCommAbort"), 1);
+}
+
+// The ops NCCL runs as calls of their own or as grouped ncclSend/ncclRecv (issue 31): one rank, so
+// every peer is rank 0 and the root; the peers of more ranks are grouped_calls_test's.
+CaseSpec one_rank_case(Op op, bool in_place) {
+  CaseSpec c;
+  c.op = op;
+  c.dtype = DType::float32;
+  c.redop = info(op).is_reduction ? RedOp::sum : RedOp::none;
+  c.in_place = in_place;
+  c.root = is_rooted(op) ? 0 : -1;
+  c.nranks = 1;
+  c.layout = layout_for(op, DType::float32, 4096, 1);
+  return c;
+}
+
+// The calls logged from the first sample on, without the events.
+std::vector<std::string> sampled_calls(const RecordingApi& api) {
+  std::vector<std::string> out;
+  const auto all = api.calls();
+  for (auto i = static_cast<std::size_t>(api.find("# sample begin")); i < all.size(); ++i) {
+    if (all[i] == "# sample end") break;
+    if (all[i].rfind("cudaEvent", 0) != 0 && all[i] != "# sample begin") out.push_back(all[i]);
+  }
+  return out;
+}
+
+TEST(NcclCallOrder, SendrecvIsOneGroupOfASendAndAReceive) {
+  RecordingApi api;
+  LocalChannel channel;
+  auto backend = make(api, channel);
+  const CaseSpec c = one_rank_case(Op::sendrecv, false);
+  EXPECT_EQ(backend->unsupported(c), std::nullopt);
+  EXPECT_EQ(backend->unsupported(one_rank_case(Op::sendrecv, true)),
+            "sendrecv has no in-place form (send and receive buffers must differ)");
+  run_case(*backend, api, c);
+  EXPECT_EQ(sampled_calls(api), (std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 offset=0 blocking=1",
+                                                          "ncclRecv peer=0 offset=0 blocking=1", "ncclGroupEnd"}));
+}
+
+TEST(NcclCallOrder, RootedOpsUseNcclsOwnCalls) {
+  for (const auto& [op, call] :
+       {std::pair{Op::gather, "ncclGather root=0 blocking=1"}, std::pair{Op::scatter, "ncclScatter root=0 blocking=1"},
+        std::pair{Op::reduce, "ncclReduce root=0 blocking=1"}}) {
+    for (bool in_place : {false, true}) {
+      RecordingApi api;
+      LocalChannel channel;
+      auto backend = make(api, channel);
+      run_case(*backend, api, one_rank_case(op, in_place));
+      EXPECT_EQ(sampled_calls(api), std::vector<std::string>{call}) << name(op) << " in_place=" << in_place;
+      EXPECT_EQ(backend->metadata()["gather_scatter"], "ncclGather/ncclScatter");
+    }
+  }
+}
+
+// Before NCCL 2.28 gather and scatter are grouped calls, as nccl-tests posts them: out of place the
+// root moves its own block to itself too; in place it is already there (an empty group).
+TEST(NcclCallOrder, GatherAndScatterWithoutNcclsCallsAreGroupedSendsAndReceives) {
+  for (const auto& [op, in_place, calls] :
+       {std::tuple{Op::gather, false,
+                   std::vector<std::string>{"ncclGroupStart", "ncclRecv peer=0 offset=0 blocking=1",
+                                            "ncclSend peer=0 offset=0 blocking=1", "ncclGroupEnd"}},
+        std::tuple{Op::scatter, false,
+                   std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 offset=0 blocking=1",
+                                            "ncclRecv peer=0 offset=0 blocking=1", "ncclGroupEnd"}},
+        std::tuple{Op::gather, true, std::vector<std::string>{"ncclGroupStart", "ncclGroupEnd"}},
+        std::tuple{Op::scatter, true, std::vector<std::string>{"ncclGroupStart", "ncclGroupEnd"}}}) {
+    RecordingApi api;
+    api.set_gather_scatter(false);
+    LocalChannel channel;
+    auto backend = make(api, channel);
+    run_case(*backend, api, one_rank_case(op, in_place));
+    EXPECT_EQ(sampled_calls(api), calls) << name(op) << " in_place=" << in_place;
+    EXPECT_EQ(backend->metadata()["gather_scatter"], "grouped ncclSend/ncclRecv");
+  }
 }
 
 }  // namespace

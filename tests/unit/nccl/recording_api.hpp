@@ -206,17 +206,34 @@ class RecordingApi final : public NcclApi {
   ncclResult_t broadcast(const void*, void*, std::size_t, ncclDataType_t, int, ncclComm_t comm, cudaStream_t) override {
     return op("ncclBroadcast", comm);
   }
+  ncclResult_t reduce(const void*, void*, std::size_t, ncclDataType_t, ncclRedOp_t, int root, ncclComm_t comm,
+                      cudaStream_t) override {
+    return op("ncclReduce root=" + std::to_string(root), comm);
+  }
+  // The loaded NCCL has ncclGather/ncclScatter (2.28+) unless a test says otherwise.
+  void set_gather_scatter(bool present) { gather_scatter_ = present; }
+  bool has_gather_scatter(int) override { return gather_scatter_; }
+  ncclResult_t gather(const void*, void*, std::size_t, ncclDataType_t, int root, ncclComm_t comm,
+                      cudaStream_t) override {
+    return op("ncclGather root=" + std::to_string(root), comm);
+  }
+  ncclResult_t scatter(const void*, void*, std::size_t, ncclDataType_t, int root, ncclComm_t comm,
+                       cudaStream_t) override {
+    return op("ncclScatter root=" + std::to_string(root), comm);
+  }
   bool has_alltoall(int) override { return true; }
   ncclResult_t all_to_all(const void*, void*, std::size_t, ncclDataType_t, ncclComm_t comm, cudaStream_t) override {
     return op("ncclAlltoAll", comm);
   }
-  ncclResult_t group_start() override { return ncclSuccess; }
-  ncclResult_t group_end() override { return ncclSuccess; }
-  ncclResult_t send(const void*, std::size_t, ncclDataType_t, int, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclSend", comm);
+  ncclResult_t group_start() override { return record("ncclGroupStart"), ncclSuccess; }
+  ncclResult_t group_end() override { return record("ncclGroupEnd"), ncclSuccess; }
+  // Logged with the peer and the byte offset from the first buffer the backend allocated for that
+  // direction ("ncclSend peer=1 offset=0").
+  ncclResult_t send(const void* buf, std::size_t, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
+    return op("ncclSend peer=" + std::to_string(peer) + " offset=" + offset_in_allocation(buf), comm);
   }
-  ncclResult_t recv(void*, std::size_t, ncclDataType_t, int, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclRecv", comm);
+  ncclResult_t recv(void* buf, std::size_t, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
+    return op("ncclRecv peer=" + std::to_string(peer) + " offset=" + offset_in_allocation(buf), comm);
   }
 
  private:
@@ -238,6 +255,17 @@ class RecordingApi final : public NcclApi {
     *p = std::calloc(1, bytes < 64 ? 64 : bytes);
     std::lock_guard hold(mutex_);
     allocations_.push_back(*p);
+    sizes_.push_back(bytes < 64 ? 64 : bytes);
+  }
+  // The byte offset of `ptr` in the allocation that holds it ("?" when none does).
+  std::string offset_in_allocation(const void* ptr) {
+    std::lock_guard hold(mutex_);
+    const auto* at = static_cast<const char*>(ptr);
+    for (std::size_t i = 0; i < allocations_.size(); ++i) {
+      const auto* base = static_cast<const char*>(allocations_[i]);
+      if (at >= base && at < base + sizes_[i]) return std::to_string(at - base);
+    }
+    return "?";
   }
   ncclComm_t new_comm(bool blocking) {
     std::lock_guard hold(mutex_);
@@ -279,6 +307,8 @@ class RecordingApi final : public NcclApi {
   std::map<ncclComm_t, Comm> comms_;
   std::vector<cudaEvent_t> events_;
   std::vector<void*> allocations_;
+  std::vector<std::size_t> sizes_;
+  bool gather_scatter_ = true;
   std::uintptr_t next_handle_ = 0x10000;
   bool hanging_ = false;
   ncclResult_t op_result_ = ncclSuccess;

@@ -143,6 +143,49 @@ TEST(ReplayPlan, RankMapReplicatesTheTraceAndTranslatesRoots) {
   EXPECT_EQ(plan.calls[0][2].comm_rank, 0);
 }
 
+// tests/data/replay/reduce_barrier.trace.json, 3 ranks: a reduce of 256 floats (max) to trace
+// rank 2 on the world, a barrier, and a reduce of 64 int32 on group "high" = trace ranks [2, 1]
+// with root 0 (trace rank 2), issued by ranks 1 and 2.
+TEST(ReplayPlan, ReduceKeepsItsRootAndRedopAndABarrierIsAOneFloatAllreduce) {
+  const std::string path = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/reduce_barrier.trace.json";
+  const replay::ReplayPlan plan = replay::make_plan(trace::load(path), replay::identity_map(3, 3), path);
+  ASSERT_EQ(plan.sites.size(), 3u);
+  EXPECT_EQ(plan.sites[0].trace_op, trace::CallOp::reduce);
+  EXPECT_EQ(plan.sites[0].op, Op::reduce);
+  EXPECT_EQ(plan.sites[0].bytes, 1024u);
+  EXPECT_EQ(plan.sites[1].trace_op, trace::CallOp::barrier);
+  EXPECT_EQ(plan.sites[1].op, Op::allreduce);
+  EXPECT_EQ(plan.sites[1].bytes, 0u);  // the row says what the trace says: a barrier sends nothing
+  EXPECT_EQ(plan.sites[2].group, "high");
+  EXPECT_EQ(plan.sites[2].group_size, 2);
+  for (int w = 0; w < 3; ++w) {
+    const auto& calls = plan.calls[static_cast<std::size_t>(w)];
+    ASSERT_EQ(calls.size(), w == 0 ? 2u : 3u) << w;
+    EXPECT_EQ(calls[0].op, Op::reduce);
+    EXPECT_EQ(calls[0].redop, RedOp::max);
+    EXPECT_EQ(calls[0].root, 2);
+    EXPECT_EQ(calls[0].layout.count, 256u);
+    EXPECT_EQ(calls[0].layout.bytes, 1024u);
+    // The barrier: an allreduce (sum) of one float on the world, whatever the traced element type.
+    EXPECT_EQ(calls[1].op, Op::allreduce);
+    EXPECT_EQ(calls[1].dtype, DType::float32);
+    EXPECT_EQ(calls[1].redop, RedOp::sum);
+    EXPECT_EQ(calls[1].comm_size, 3);
+    EXPECT_EQ(calls[1].layout.count, 1u);
+    EXPECT_EQ(calls[1].layout.bytes, 4u);
+  }
+  // The high group's communicator holds world ranks 1 and 2 (ascending): trace rank 2, its root,
+  // is its rank 1.
+  for (int w = 1; w < 3; ++w) {
+    const replay::PlannedCall& call = plan.calls[static_cast<std::size_t>(w)][2];
+    EXPECT_EQ(plan.communicators[static_cast<std::size_t>(call.communicator)].world_ranks, (std::vector<int>{1, 2}));
+    EXPECT_EQ(call.comm_rank, w - 1);
+    EXPECT_EQ(call.root, 1);
+    EXPECT_EQ(call.redop, RedOp::sum);
+    EXPECT_EQ(call.dtype, DType::int32);
+  }
+}
+
 TEST(ReplayPlan, FlagErrorsNameTheFlag) {
   const auto message = [](auto&& f) {
     try {

@@ -72,6 +72,33 @@ TEST(Plan, RootMustBeARank) {
   }
 }
 
+// --root reaches the rooted ops only (gather, scatter, reduce, broadcast), the redop the reductions
+// only; gather's buffers at 3 ranks of float, 48 B: 4 floats per rank, receive 12 (48 B).
+TEST(Plan, RootAndRedopReachTheOpsThatTakeThem) {
+  FakeBackend backend;
+  RunConfig config;
+  config.ops = {Op::sendrecv, Op::gather, Op::scatter, Op::reduce};
+  config.root = 2;
+  config.redop = RedOp::max;
+  config.in_place = InPlaceMode::no;
+  config.sizes = {48, 48, 2.0, 0};
+  const Plan plan = make_plan(config, backend, 3, 1);
+  ASSERT_EQ(plan.ops.size(), 4u);
+  const auto only_case = [&](std::size_t i) { return plan.ops[i].sizes.at(0).variants.at(0); };
+  EXPECT_EQ(only_case(0).root, -1);
+  EXPECT_EQ(only_case(0).redop, RedOp::none);
+  EXPECT_EQ(only_case(0).layout.count, 12u);
+  EXPECT_EQ(only_case(1).root, 2);
+  EXPECT_EQ(only_case(1).layout.count, 4u);
+  EXPECT_EQ(only_case(1).layout.recv_elements, 12u);
+  EXPECT_EQ(only_case(2).root, 2);
+  EXPECT_EQ(only_case(2).layout.send_elements, 12u);
+  EXPECT_EQ(only_case(3).root, 2);
+  EXPECT_EQ(only_case(3).redop, RedOp::max);
+  EXPECT_EQ(plan.send_bytes, 48u);
+  EXPECT_EQ(plan.recv_bytes, 48u);
+}
+
 TEST(Plan, BufferSumThatWouldWrapSaturates) {
   // -b 8388608T = 2^63 bytes: send + recv = 2^64 wraps to 0 in uint64 arithmetic.
   Plan plan;
