@@ -162,6 +162,12 @@ CCBENCH_HD std::int64_t expected_value(Op op, const Params& p, int rank, std::ui
     case Op::alltoall:
       return data_value(p, static_cast<int>(index / count), static_cast<std::uint64_t>(rank) * count + index % count);
     case Op::broadcast: return data_value(p, p.root, index);
+    // Matrix ops: `rank` is the sender of the block, `index` its place in the sender's send buffer
+    // (core/alltoallv_check.hpp; the NCCL verify kernel is called once per peer block).
+    case Op::alltoallv:
+    case Op::moe_dispatch:
+    case Op::moe_combine:
+    case Op::moe_pair: return data_value(p, rank, index);
     default: return data_value(p, rank, index);  // point-to-point: the peer's payload pattern
   }
 }

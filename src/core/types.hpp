@@ -26,6 +26,7 @@ enum class OpBuffers : std::uint8_t {
   gather,    // S is a total over n ranks, `count` per rank: send count, receive n x count (allgather)
   scatter,   // S is a total: send n x count, receive count (reduce_scatter)
   exchange,  // S is a total: send and receive n x count (alltoall)
+  matrix,    // per-peer counts from a traffic matrix, no size sweep: the plan builds them (alltoallv)
 };
 
 // busbw = algbw x factor over n ranks, as nccl-tests defines it (core/bandwidth.hpp, bus_factor).
@@ -34,6 +35,7 @@ enum class BusFactor : std::uint8_t {
   allreduce_ring,   // 2(n-1)/n
   ring,             // (n-1)/n
   both_directions,  // 2: both directions carry S at once, busbw the aggregate
+  off_rank,         // the matrix's off-rank share of its bytes ((n-1)/n for an even matrix, as alltoall)
 };
 
 // Everything ccbench decides by op, in one row per op (core/types.cpp, kOps); adding an op is its

@@ -50,6 +50,8 @@ OpLayout traced_layout(Op op, std::uint64_t traced_count, std::uint64_t element_
       layout.recv_elements = traced_count;
       layout.bytes = traced_count * element_bytes;
       break;
+    case OpBuffers::matrix:  // alltoallv: from the call's matrix, once its communicator is known
+      break;
   }
   return layout;
 }
