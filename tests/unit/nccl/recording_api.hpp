@@ -210,13 +210,14 @@ class RecordingApi final : public NcclApi {
   ncclResult_t all_to_all(const void*, void*, std::size_t, ncclDataType_t, ncclComm_t comm, cudaStream_t) override {
     return op("ncclAlltoAll", comm);
   }
-  ncclResult_t group_start() override { return ncclSuccess; }
-  ncclResult_t group_end() override { return ncclSuccess; }
-  ncclResult_t send(const void*, std::size_t, ncclDataType_t, int, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclSend", comm);
+  ncclResult_t group_start() override { return record("ncclGroupStart"), ncclSuccess; }
+  ncclResult_t group_end() override { return record("ncclGroupEnd"), ncclSuccess; }
+  // Sends and receives with their peer and count (alltoallv's per-peer blocks).
+  ncclResult_t send(const void*, std::size_t count, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
+    return op("ncclSend peer=" + std::to_string(peer) + " count=" + std::to_string(count), comm);
   }
-  ncclResult_t recv(void*, std::size_t, ncclDataType_t, int, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclRecv", comm);
+  ncclResult_t recv(void*, std::size_t count, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
+    return op("ncclRecv peer=" + std::to_string(peer) + " count=" + std::to_string(count), comm);
   }
 
  private:
