@@ -22,8 +22,8 @@ std::uint64_t whole_number(std::string_view text, std::string_view spec, std::st
   std::uint64_t value = 0;
   const auto [at, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || at != text.data() + text.size() || value < low || value > high) {
-    throw UsageError(fmt::format("--moe '{}': {} '{}' is not a whole number from {} to {}", spec, what, text, low,
-                                 high));
+    throw UsageError(
+        fmt::format("--moe '{}': {} '{}' is not a whole number from {} to {}", spec, what, text, low, high));
   }
   return value;
 }
@@ -87,10 +87,10 @@ std::string_view name(MoeRouting routing) {
 MoeSpec parse_moe_spec(std::string_view text) {
   const std::vector<std::string_view> parts = split_commas(text);
   if (parts.size() != 4 && parts.size() != 5) {
-    throw UsageError(fmt::format(
-        "--moe '{}': expected EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING] (ROUTING uniform, zipf:S or "
-        "hot:E:FRACTION)",
-        text));
+    throw UsageError(
+        fmt::format("--moe '{}': expected EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING] (ROUTING uniform, zipf:S or "
+                    "hot:E:FRACTION)",
+                    text));
   }
   MoeSpec spec;
   spec.text = std::string(text);
@@ -141,9 +141,10 @@ MoeSpec parse_moe_spec(std::string_view text) {
 
 MoeRoute route_tokens(const MoeSpec& spec, int ranks, std::uint64_t seed) {
   if (ranks < 1 || spec.experts % ranks != 0) {
-    throw UsageError(fmt::format("--moe '{}': {} experts do not place evenly on the job's {} ranks (EXPERTS must be "
-                                 "a multiple of the rank count)",
-                                 spec.text, spec.experts, ranks));
+    throw UsageError(
+        fmt::format("--moe '{}': {} experts do not place evenly on the job's {} ranks (EXPERTS must be "
+                    "a multiple of the rank count)",
+                    spec.text, spec.experts, ranks));
   }
   const int experts_per_rank = spec.experts / ranks;
   const auto e_count = static_cast<std::size_t>(spec.experts);

@@ -56,8 +56,8 @@ AlltoallvCounts rank_counts(const TrafficMatrix& matrix, int rank, std::uint64_t
   AlltoallvCounts out;
   const auto elements = [&](std::uint64_t bytes) {
     if (element_bytes == 0 || bytes % element_bytes != 0) {
-      throw std::invalid_argument(fmt::format("{} bytes are not a whole number of {}-byte elements", bytes,
-                                              element_bytes));
+      throw std::invalid_argument(
+          fmt::format("{} bytes are not a whole number of {}-byte elements", bytes, element_bytes));
     }
     return bytes / element_bytes;
   };
@@ -124,9 +124,8 @@ TrafficMatrix parse_matrix_csv(std::string_view text, std::string_view path, int
     const std::string_view content = trimmed(line);
     if (content.empty() || content.front() == '#') continue;
     if (rows == n) {
-      throw UsageError(
-          fmt::format("{}:{}: more than {} rows: the matrix must be N x N for the job's {} ranks", path, line_number,
-                      n, ranks));
+      throw UsageError(fmt::format("{}:{}: more than {} rows: the matrix must be N x N for the job's {} ranks", path,
+                                   line_number, n, ranks));
     }
     std::size_t column = 0;
     std::string_view rest = line;
@@ -142,9 +141,9 @@ TrafficMatrix parse_matrix_csv(std::string_view text, std::string_view path, int
       const auto [at, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
       if (cell.empty() || ec != std::errc() || at != cell.data() + cell.size()) {
         const bool negative = !cell.empty() && cell.front() == '-';
-        throw UsageError(fmt::format("{}:{}:{}: '{}' is not {}", path, line_number, column, cell,
-                                     negative ? "a byte count (counts must not be negative)"
-                                              : "a byte count (a non-negative integer)"));
+        throw UsageError(fmt::format(
+            "{}:{}:{}: '{}' is not {}", path, line_number, column, cell,
+            negative ? "a byte count (counts must not be negative)" : "a byte count (a non-negative integer)"));
       }
       if (value % element_bytes != 0) {
         throw UsageError(fmt::format("{}:{}:{}: {} bytes is not a multiple of the {}-byte element", path, line_number,
@@ -161,8 +160,7 @@ TrafficMatrix parse_matrix_csv(std::string_view text, std::string_view path, int
     ++rows;
   }
   if (rows != n) {
-    throw UsageError(
-        fmt::format("{}: {} rows: the matrix must be N x N for the job's {} ranks", path, rows, ranks));
+    throw UsageError(fmt::format("{}: {} rows: the matrix must be N x N for the job's {} ranks", path, rows, ranks));
   }
   return matrix;
 }

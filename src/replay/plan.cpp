@@ -206,10 +206,11 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
     const std::size_t calls = calls_of_member.empty() ? 0 : calls_of_member[0].size();
     for (int m = 0; m < n; ++m) {
       if (calls_of_member[static_cast<std::size_t>(m)].size() != calls) {
-        throw UsageError(fmt::format("{}: group '{}': trace rank {} issues {} alltoallv calls and trace rank {} {}: "
-                                     "every member must issue each one",
-                                     trace_path, group.id, group.ranks[static_cast<std::size_t>(m)],
-                                     calls_of_member[static_cast<std::size_t>(m)].size(), group.ranks[0], calls));
+        throw UsageError(
+            fmt::format("{}: group '{}': trace rank {} issues {} alltoallv calls and trace rank {} {}: "
+                        "every member must issue each one",
+                        trace_path, group.id, group.ranks[static_cast<std::size_t>(m)],
+                        calls_of_member[static_cast<std::size_t>(m)].size(), group.ranks[0], calls));
       }
     }
     for (std::size_t k = 0; k < calls; ++k) {

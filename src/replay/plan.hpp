@@ -5,12 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <memory>
 
 #include "core/bandwidth.hpp"
 #include "core/enums.hpp"

@@ -1,13 +1,14 @@
 // The --moe router: its counts (each rank routes tokens x top_k pairs), distinct experts per token,
 // the hot expert's drawn fraction and the dispatch's imbalance against the probabilities asked for
 // (within 4 binomial standard deviations, computed below), zipf's ordering, the spec's errors.
+#include "core/moe_router.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
-#include "core/moe_router.hpp"
 
 namespace ccbench {
 namespace {
@@ -91,10 +92,12 @@ TEST(MoeRouter, SpecErrorsNameMoe) {
   EXPECT_EQ(error_of("8,2,10"),
             "--moe '8,2,10': expected EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING] (ROUTING uniform, zipf:S or "
             "hot:E:FRACTION)");
-  EXPECT_EQ(error_of("8,2,10,4,hot:8:0.5"), "--moe '8,2,10,4,hot:8:0.5': the hot expert '8' is not a whole number "
-                                            "from 0 to 7");
-  EXPECT_EQ(error_of("8,2,10,4,hot:1:1.5"), "--moe '8,2,10,4,hot:1:1.5': hot:E:FRACTION needs a FRACTION from 0 to 1, "
-                                            "got '1.5'");
+  EXPECT_EQ(error_of("8,2,10,4,hot:8:0.5"),
+            "--moe '8,2,10,4,hot:8:0.5': the hot expert '8' is not a whole number "
+            "from 0 to 7");
+  EXPECT_EQ(error_of("8,2,10,4,hot:1:1.5"),
+            "--moe '8,2,10,4,hot:1:1.5': hot:E:FRACTION needs a FRACTION from 0 to 1, "
+            "got '1.5'");
   EXPECT_EQ(error_of("8,2,10,4,zipf:x"), "--moe '8,2,10,4,zipf:x': zipf:S needs an exponent S from 0 to 100, got 'x'");
   EXPECT_EQ(error_of("8,2,10,4,skewed"),
             "--moe '8,2,10,4,skewed': unknown routing 'skewed' (expected uniform, zipf:S or hot:E:FRACTION)");

@@ -12,9 +12,8 @@ namespace {
 
 TEST(OpTable, FamiliesInTableOrder) {
   const std::vector<Op> collectives(all_collective_ops().begin(), all_collective_ops().end());
-  EXPECT_EQ(collectives,
-            (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast,
-                             Op::alltoallv, Op::moe_dispatch, Op::moe_combine, Op::moe_pair}));
+  EXPECT_EQ(collectives, (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast,
+                                          Op::alltoallv, Op::moe_dispatch, Op::moe_combine, Op::moe_pair}));
   const std::vector<Op> fabric(all_fabric_ops().begin(), all_fabric_ops().end());
   EXPECT_EQ(fabric,
             (std::vector<Op>{Op::fabric_pingpong, Op::fabric_bw, Op::fabric_bibw, Op::fabric_write, Op::fabric_read}));

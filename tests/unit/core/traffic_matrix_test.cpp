@@ -1,12 +1,13 @@
 // The traffic matrix of the matrix ops (alltoallv, moe_*): load and imbalance by hand, the
 // transpose, one rank's counts and displacements, the CSV's errors, and the host data check.
+#include "core/traffic_matrix.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "core/alltoallv_check.hpp"
 #include "core/error.hpp"
-#include "core/traffic_matrix.hpp"
 
 namespace ccbench {
 namespace {
@@ -92,12 +93,10 @@ TEST(TrafficMatrixCsv, ParsesRowsAsSenders) {
 
 TEST(TrafficMatrixCsv, ErrorsNameTheFileLineAndColumn) {
   EXPECT_EQ(error_of("0,8,16\n4,x,4\n40,0,0\n"), "m.csv:2:2: 'x' is not a byte count (a non-negative integer)");
-  EXPECT_EQ(error_of("0,8,16\n4,4,-4\n40,0,0\n"),
-            "m.csv:2:3: '-4' is not a byte count (counts must not be negative)");
+  EXPECT_EQ(error_of("0,8,16\n4,4,-4\n40,0,0\n"), "m.csv:2:3: '-4' is not a byte count (counts must not be negative)");
   EXPECT_EQ(error_of("0,8,16\n4,4,4\n40,0,6\n"), "m.csv:3:3: 6 bytes is not a multiple of the 4-byte element");
   EXPECT_EQ(error_of("0,8\n4,4,4\n40,0,0\n"), "m.csv:1: 2 columns: the matrix must be N x N for the job's 3 ranks");
-  EXPECT_EQ(error_of("0,8,16,4\n"),
-            "m.csv:1:4: more than 3 columns: the matrix must be N x N for the job's 3 ranks");
+  EXPECT_EQ(error_of("0,8,16,4\n"), "m.csv:1:4: more than 3 columns: the matrix must be N x N for the job's 3 ranks");
   EXPECT_EQ(error_of("0,8,16\n4,4,4\n"), "m.csv: 2 rows: the matrix must be N x N for the job's 3 ranks");
   EXPECT_EQ(error_of("0,8,16\n4,4,4\n4,4,4\n4,4,4\n"),
             "m.csv:4: more than 3 rows: the matrix must be N x N for the job's 3 ranks");

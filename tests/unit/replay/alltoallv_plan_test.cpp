@@ -48,8 +48,7 @@ TEST(ReplayAlltoallv, CountsFromEveryMembersRowInCommunicatorOrder) {
 // --ranks-map 1,2,0: world ranks 0, 1, 2 replay trace ranks 1, 2, 0, so the matrix in world order is
 //   rank 0 (trace 1): 2 6 0    rank 1 (trace 2): 4 0 2    rank 2 (trace 0): 5 1 3
 TEST(ReplayAlltoallv, RankMapReordersTheMatrix) {
-  const replay::ReplayPlan plan =
-      replay::make_plan(trace::load(kThree), replay::parse_rank_map("1,2,0", 3, 3), kThree);
+  const replay::ReplayPlan plan = replay::make_plan(trace::load(kThree), replay::parse_rank_map("1,2,0", 3, 3), kThree);
   EXPECT_EQ(plan.calls[0][0].matrix->counts.send_counts, (Counts{2, 6, 0}));
   EXPECT_EQ(plan.calls[0][0].matrix->counts.recv_counts, (Counts{2, 4, 5}));
   EXPECT_EQ(plan.calls[2][0].matrix->counts.recv_counts, (Counts{0, 2, 3}));
