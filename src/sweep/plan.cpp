@@ -22,6 +22,8 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
       const MatrixSource source = matrix_source(config, op, nranks);
       PlannedSize size{0, {}};
       for (bool in_place : variants) {
+        // --in-place both asks for the variants an op has: a matrix op has only out-of-place.
+        if (in_place && config.in_place == InPlaceMode::both) continue;
         CaseSpec c;
         c.op = op;
         c.dtype = config.dtype;

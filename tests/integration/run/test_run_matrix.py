@@ -63,9 +63,10 @@ class Matrix(unittest.TestCase):
         out = os.path.join(self.dir, "moe.json")
         # 4 experts on 2 ranks, top-2 of 64 tokens, 16 floats each: every rank sends 64 x 2 x 16 x 4
         # = 8192 bytes; the pair moves dispatch and combine, 16384.
-        p = m.run(2, ["--moe", "4,2,64,16,hot:1:0.7", "--seed", "5", "-n", "5", "--in-place", "no", "-J", out],
-                  timeout=60)
+        # --in-place both (the default): the matrix ops' only variant, out of place, nothing skipped.
+        p = m.run(2, ["--moe", "4,2,64,16,hot:1:0.7", "--seed", "5", "-n", "5", "-J", out], timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("skipped", p.stderr)
         doc = m.load(out)
         jsonschema.validate(doc, self.schema)
         rows = {r["op"]: r for r in doc["results"]}
@@ -92,6 +93,8 @@ class Matrix(unittest.TestCase):
         self.usage(2, ["--matrix", three], three + ":1:3: more than 2 columns")
         self.usage(2, ["--moe", "3,1,8,4"], "--moe '3,1,8,4': 3 experts do not place evenly on the job's 2 ranks")
         self.usage(2, ["--ops", "alltoallv"], "--ops alltoallv needs --matrix FILE.csv")
+        self.usage(2, ["--moe", "4,1,8,4", "--in-place", "yes"],
+                   "moe_dispatch in-place: moe_dispatch runs out of place only")
         self.usage(2, ["--moe", "4,1,8,4", "-e", "1M"], "-e/--max-bytes: the matrix ops (moe_dispatch, moe_combine, "
                                                         "moe_pair) take their sizes from --matrix / --moe")
 
