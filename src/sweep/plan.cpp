@@ -1,6 +1,7 @@
 #include "sweep/plan.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.hpp"
 #include "sweep/matrix_source.hpp"
@@ -14,12 +15,16 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
   if (config.in_place != InPlaceMode::yes) variants.push_back(false);
   if (config.in_place != InPlaceMode::no) variants.push_back(true);
 
+  // The file's matrix, and the router's dispatch shared by the three moe ops (routed once).
+  std::optional<MatrixSource> file_matrix, moe_matrix;
   for (Op op : config.ops) {
     PlannedOp planned{op, {}};
     bool any_unsupported = false;
     if (info(op).buffers == OpBuffers::matrix) {
       // One case per matrix op, sized by its matrix: -b/-e do not apply (docs/method.md).
-      const MatrixSource source = matrix_source(config, op, nranks);
+      std::optional<MatrixSource>& cached = op == Op::alltoallv ? file_matrix : moe_matrix;
+      if (!cached) cached = matrix_source(config, op, nranks);
+      const MatrixSource& source = *cached;
       PlannedSize size{0, {}};
       for (bool in_place : variants) {
         // --in-place both asks for the variants an op has: a matrix op has only out-of-place.
