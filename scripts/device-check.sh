@@ -102,7 +102,8 @@ if [ "$dry_run" = 1 ]; then
   record "3 one GPU: ops x dtypes x redops" plan "${#dtypes[@]} dtypes x (sum, ${redops[*]}), in/out-of-place"
   record "3 one GPU: -G, corrupted output" plan "-G 4 every op; CCBENCH_TEST_CORRUPT_RANK=0 exits 1"
   record "4 timing vs nccl-tests" plan "$timed_ops float ${timing_sizes[*]}"
-  record "5 multi-GPU (2+ GPUs)" plan "every op in/out-of-place, --groups, -G teardown, killed rank"
+  record "3 one GPU: matrix ops" plan "alltoallv --matrix, --moe dispatch/combine/pair, data checked"
+  record "5 multi-GPU (2+ GPUs)" plan "every op in/out-of-place, alltoallv even matrix vs alltoall, --moe, --groups, -G teardown, killed rank"
   exit 0
 fi
 
@@ -238,6 +239,11 @@ for dtype in "${dtypes[@]}"; do
 done
 run "3 gpu1 -G 4 all ops" 1 120 --ops "$all_ops" -d float "${sweep_sizes[@]}" -n 5 -w 1 -G 4 -c 1
 run "3 gpu1 -G 2 bfloat16 avg" 1 120 --ops allreduce,reduce_scatter -d bfloat16 -o avg "${sweep_sizes[@]}" -n 3 -G 2
+# The matrix ops (alltoallv, moe_*: grouped ncclSend/ncclRecv per peer block, never yet run on a GPU
+# before this step): one rank's block to itself, the data check on every block.
+printf '4194304\n' >"$out/matrix1.csv"
+run "3 gpu1 alltoallv --matrix" 1 120 --matrix "$out/matrix1.csv" -d float -n 5 -c 1 --in-place no
+run "3 gpu1 moe dispatch/combine/pair" 1 120 --moe 8,2,4096,1024,hot:0:0.5 -d bfloat16 -n 5 -c 1 --in-place no
 CCBENCH_TEST_CORRUPT_RANK=0 launch 1 "$ccbench" run --backend nccl --ops allreduce -b 1M -e 1M -n 3 \
   --progress never >"$out/corrupt.log" 2>&1
 rc=$?
@@ -307,6 +313,19 @@ else
   # (graphs destroyed after finalize) is caught by the wall limit, not by ccbench's own watchdog.
   run "5 x$np -G 4 teardown (watchdog -T 60)" "$np" 120 --ops allreduce,allgather,alltoall -d float -b 1K -e 16M \
     -f 16 -n 5 -G 4 -c 1
+  # The matrix ops on real peers: an even matrix (16 MiB to every peer) is alltoall's traffic, so its
+  # busbw is compared with alltoall's at S = np x 16 MiB (and nccl-tests' alltoall_perf, step 4's
+  # build, by hand); then uneven routers, every block checked.
+  : >"$out/matrix_even.csv"
+  for ((i = 0; i < np; i++)); do
+    printf '%s\n' "$(printf '16777216%.0s,' $(seq "$np") | sed 's/,$//')" >>"$out/matrix_even.csv"
+  done
+  run "5 x$np alltoallv even matrix" "$np" 180 --matrix "$out/matrix_even.csv" --ops alltoallv -d float -n 10 -c 1 \
+    --in-place no
+  run "5 x$np alltoall at the even matrix's S" "$np" 180 --ops alltoall -d float -b $((np * 16))M -e $((np * 16))M \
+    -n 10 -c 1 --in-place no
+  run "5 x$np moe hot expert" "$np" 180 --moe $((np * 4)),2,8192,4096,hot:0:0.5 -d bfloat16 -n 5 -c 1 --in-place no
+  run "5 x$np moe zipf" "$np" 180 --moe $((np * 4)),4,8192,4096,zipf:1.2 -d bfloat16 -n 5 -c 1 --in-place no
   for spec in mod:2 div:2; do
     [ "$spec" = div:2 ] && [ "$np" -lt 4 ] && { record "5 groups div:2" skip "needs 4 GPUs"; continue; }
     run "5 x$np groups $spec" "$np" 180 --groups "$spec" --ops "$all_ops" -d float -b 1K -e 4M -f 16 -n 3 -c 1

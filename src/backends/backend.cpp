@@ -17,6 +17,20 @@ std::uint64_t Backend::recv_bytes_needed(const CaseSpec& c) const {
   return elements * info(c.dtype).size_bytes;
 }
 
+std::optional<std::string> matrix_unsupported(const CaseSpec& c, std::uint64_t max_count) {
+  const std::string op(name(c.op));
+  if (!c.matrix) return op + " needs its per-peer counts: ccbench run --matrix FILE.csv or --moe SPEC";
+  if (c.in_place) return op + " runs out of place only (its send and receive counts differ)";
+  // The most loaded rank's buffer, the same answer on every rank (a plan that differed would hang):
+  // the load's largest sent or received bytes (moe_pair: a rank's receive buffer holds both).
+  const std::uint64_t largest = c.matrix->load.most_loaded_bytes / info(c.dtype).size_bytes;
+  if (largest > max_count) {
+    return op + ": " + std::to_string(largest) + " elements on the most loaded rank exceed the backend's largest " +
+           "count (" + std::to_string(max_count) + ")";
+  }
+  return std::nullopt;
+}
+
 std::uint64_t PointToPoint::send_bytes(std::span<const PointToPointCall> batch) {
   std::uint64_t bytes = 0;
   for (const PointToPointCall& call : batch) bytes += call.send ? call.count * info(call.dtype).size_bytes : 0;

@@ -14,6 +14,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/pattern.hpp"
+#include "core/traffic_matrix.hpp"
 #include "core/types.hpp"
 
 namespace ccbench {
@@ -28,6 +29,8 @@ struct CaseSpec {
   int nranks = 1;
   int rank = 0;
   OpLayout layout;
+  // Matrix ops (alltoallv, moe_*): this rank's per-peer counts; null for every other op.
+  std::shared_ptr<const MatrixCase> matrix;
 };
 
 // Raised by a backend when the communication layer reports that a peer is gone (exit 4).
@@ -114,6 +117,10 @@ class Backend {
   // merged into the result file beside metadata(). Default: nothing to add.
   virtual nlohmann::json final_metadata() { return nlohmann::json::object(); }
 };
+
+// Why a matrix op (alltoallv, moe_*) cannot run, or nullopt: no matrix given, in place, or a
+// buffer of more than `max_count` elements (the largest count or displacement the library takes).
+std::optional<std::string> matrix_unsupported(const CaseSpec& c, std::uint64_t max_count);
 
 // The backend table (backends/registry.cpp): names and factories, one line per backend.
 struct BackendEntry {

@@ -64,8 +64,32 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
       throw UsageError(std::string("--ops: ") + e.what());
     }
   }
+  if (flags.ops.empty() && (!config.matrix_path.empty() || !config.moe.empty())) {
+    // --matrix / --moe alone: their ops (docs/method.md, "alltoallv and MoE").
+    config.ops.clear();
+    if (!config.matrix_path.empty()) config.ops.push_back(Op::alltoallv);
+    if (!config.moe.empty()) config.ops.insert(config.ops.end(), {Op::moe_dispatch, Op::moe_combine, Op::moe_pair});
+  }
+  bool any_swept = false;
   for (Op op : config.ops) {
     if (!info(op).is_collective()) throw UsageError("--ops: " + std::string(name(op)) + " is a `ccbench fabric` test");
+    any_swept = any_swept || info(op).buffers != OpBuffers::matrix;
+    if (op == Op::alltoallv && config.matrix_path.empty()) throw UsageError("--ops alltoallv needs --matrix FILE.csv");
+    if (info(op).buffers == OpBuffers::matrix && op != Op::alltoallv && config.moe.empty()) {
+      throw UsageError("--ops " + std::string(name(op)) +
+                       " needs --moe EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING]");
+    }
+  }
+  if (!any_swept) {
+    // A matrix op's size is its matrix: a size range given for nothing to sweep is a mistake.
+    for (const auto& [flag, shown] :
+         {std::pair{"--min-bytes", "-b/--min-bytes"}, std::pair{"--max-bytes", "-e/--max-bytes"},
+          std::pair{"--step-factor", "-f/--step-factor"}, std::pair{"--step-bytes", "-i/--step-bytes"}}) {
+      if (app.get_option(flag)->count() > 0) {
+        throw UsageError(std::string(shown) + ": the matrix ops (" + op_names(config.ops) +
+                         ") take their sizes from --matrix / --moe; sizes apply to swept ops only");
+      }
+    }
   }
   apply_shared_flags(config, flags.shared);
   config.dtype =

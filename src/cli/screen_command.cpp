@@ -81,7 +81,10 @@ std::optional<int> parse_screen_flags(int argc, char** argv, ScreenConfig& o) {
   app.add_option("--launcher-arg", o.launcher_args, "one argument for the launcher (repeatable; or after --)")
       ->allow_extra_args(false);
   std::vector<std::string> collectives;
-  for (Op op : all_collective_ops()) collectives.emplace_back(name(op));
+  for (Op op : all_collective_ops()) {
+    // A screen test sweeps two sizes; a matrix op (alltoallv, moe_*) has no size, only its matrix.
+    if (info(op).buffers != OpBuffers::matrix) collectives.emplace_back(name(op));
+  }
   app.add_option("--op", o.op, "the collective of every test (default allreduce)")->check(CLI::IsMember(collectives));
   app.add_option("-b,--small-bytes", small, "the latency-bound size (default 8)");
   app.add_option("-e,--large-bytes", large, "the bandwidth-bound size (default 4M)");

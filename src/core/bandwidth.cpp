@@ -26,6 +26,8 @@ OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks)
     layout.bytes = layout.count * elt;
     return layout;
   }
+  // No size maps onto a matrix op: its counts are the matrix's (the plan's matrix_case).
+  if (buffers == OpBuffers::matrix) return layout;
   // S is a total over the ranks: each rank's block is `count` elements.
   layout.count = per_rank_count(nominal_bytes / elt, elt, nranks);
   layout.bytes = layout.count * n * elt;
@@ -37,7 +39,7 @@ OpLayout layout_for(Op op, DType dtype, std::uint64_t nominal_bytes, int nranks)
 std::uint64_t whole_size_granule_bytes(Op op, DType dtype, int nranks) {
   const std::uint64_t elt = info(dtype).size_bytes;
   const auto n = static_cast<std::uint64_t>(nranks < 1 ? 1 : nranks);
-  if (info(op).buffers == OpBuffers::whole) return elt;
+  if (info(op).buffers == OpBuffers::whole || info(op).buffers == OpBuffers::matrix) return elt;
   return per_rank_granule_elements(elt) * elt * n;
 }
 
@@ -47,6 +49,8 @@ double bus_factor(Op op, int nranks) {
     case BusFactor::allreduce_ring:
       return 2.0 * (n - 1.0) / n;
     case BusFactor::ring:
+      return (n - 1.0) / n;
+    case BusFactor::off_rank:  // an even matrix's share; a measured row takes its own matrix's (matrix_busbw_gbps)
       return (n - 1.0) / n;
     case BusFactor::both_directions:
       return 2.0;
@@ -63,6 +67,11 @@ double algbw_gbps(std::uint64_t bytes, double time_us) {
 
 double busbw_gbps(Op op, int nranks, std::uint64_t bytes, double time_us) {
   return algbw_gbps(bytes, time_us) * bus_factor(op, nranks);
+}
+
+double matrix_busbw_gbps(double mean_off_rank_send_bytes, double time_us) {
+  if (!(time_us > 0.0)) return 0.0;
+  return mean_off_rank_send_bytes / (time_us * 1e-6) / 1e9;
 }
 
 }  // namespace ccbench

@@ -38,5 +38,9 @@ double bus_factor(Op op, int nranks);
 // algbw in GB/s (1e9 B/s) from S bytes and a time in microseconds; 0 for a non-positive time.
 double algbw_gbps(std::uint64_t bytes, double time_us);
 double busbw_gbps(Op op, int nranks, std::uint64_t bytes, double time_us);
+// A matrix op's (alltoallv, moe_*) busbw: the bytes a rank sends off-rank, on average over the
+// ranks, per time (the diagonal, a rank's copy to itself, crosses no link). For an even matrix it
+// equals alltoall's busbw at the same S.
+double matrix_busbw_gbps(double mean_off_rank_send_bytes, double time_us);
 
 }  // namespace ccbench

@@ -15,6 +15,12 @@ enum class Op : std::uint8_t {
   gather,
   scatter,
   reduce,
+  // Per-peer counts from a traffic matrix (core/traffic_matrix.hpp): `run --matrix`, and `run --moe`'s
+  // dispatch, its transpose (combine) and the two back to back (pair).
+  alltoallv,
+  moe_dispatch,
+  moe_combine,
+  moe_pair,
   // Point-to-point transport tests of `ccbench fabric` share the result model.
   fabric_pingpong,
   fabric_bw,

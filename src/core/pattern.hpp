@@ -170,6 +170,12 @@ CCBENCH_HD std::int64_t expected_value(Op op, const Params& p, int rank, std::ui
     case Op::sendrecv: return data_value(p, (rank + p.nranks - 1) % p.nranks, index);  // from rank-1
     case Op::gather: return data_value(p, static_cast<int>(index / count), index % count);
     case Op::scatter: return data_value(p, p.root, static_cast<std::uint64_t>(rank) * count + index);
+    // Matrix ops: `rank` is the sender of the block, `index` its place in the sender's send buffer
+    // (core/alltoallv_check.hpp; the NCCL verify kernel is called once per peer block).
+    case Op::alltoallv:
+    case Op::moe_dispatch:
+    case Op::moe_combine:
+    case Op::moe_pair: return data_value(p, rank, index);
     default: return data_value(p, rank, index);  // point-to-point: the peer's payload pattern
   }
 }

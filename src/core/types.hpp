@@ -26,6 +26,7 @@ enum class OpBuffers : std::uint8_t {
   gather,    // S is a total over n ranks, `count` per rank: send count, receive n x count (allgather, gather)
   scatter,   // S is a total: send n x count, receive count (reduce_scatter, scatter)
   exchange,  // S is a total: send and receive n x count (alltoall)
+  matrix,    // per-peer counts from a traffic matrix, no size sweep: the plan builds them (alltoallv)
 };
 // gather's n x count lands on the root only and scatter reads the root's only, but every rank holds
 // the same buffers (as nccl-tests allocates them), so the plan's memory check holds whatever --root.
@@ -36,6 +37,7 @@ enum class BusFactor : std::uint8_t {
   allreduce_ring,   // 2(n-1)/n
   ring,             // (n-1)/n: allgather, reduce_scatter, alltoall, gather, scatter
   both_directions,  // 2: both directions carry S at once, busbw the aggregate
+  off_rank,         // the matrix's off-rank share of its bytes ((n-1)/n for an even matrix, as alltoall)
 };
 
 // The ops whose result depends on --root: the plan sets CaseSpec::root for them only.

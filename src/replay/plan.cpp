@@ -50,6 +50,8 @@ OpLayout traced_layout(Op op, std::uint64_t traced_count, std::uint64_t element_
       layout.recv_elements = traced_count;
       layout.bytes = traced_count * element_bytes;
       break;
+    case OpBuffers::matrix:  // alltoallv: from the call's matrix, once its communicator is known
+      break;
   }
   return layout;
 }
@@ -211,6 +213,8 @@ std::optional<Op> replayed_op(trace::CallOp op) {
       return Op::reduce;
     case trace::CallOp::barrier:  // an allreduce of one float (kBarrierDType): make_plan
       return Op::allreduce;
+    case trace::CallOp::alltoallv:
+      return Op::alltoallv;
     default:
       return std::nullopt;
   }
@@ -245,6 +249,52 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
     group_index[trace.groups[static_cast<std::size_t>(g)].id] = g;
   }
 
+  // alltoallv: the k-th call of every member on a group is one call; its matrix (group order, row
+  // = sender) is every member's traced counts of that call.
+  std::map<std::pair<int, std::size_t>, std::shared_ptr<const TrafficMatrix>> call_matrix;  // (trace rank, call)
+  for (int g = 0; g < static_cast<int>(trace.groups.size()); ++g) {
+    const trace::Group& group = trace.groups[static_cast<std::size_t>(g)];
+    const auto n = static_cast<int>(group.ranks.size());
+    std::vector<std::vector<std::pair<int, std::size_t>>> calls_of_member(static_cast<std::size_t>(n));
+    for (const trace::RankCalls& rank : trace.ranks) {
+      const auto member = std::find(group.ranks.begin(), group.ranks.end(), rank.rank);
+      if (member == group.ranks.end()) continue;
+      for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+        const trace::Call& call = rank.calls[i];
+        if (call.op == trace::CallOp::alltoallv && call.group == group.id) {
+          calls_of_member[static_cast<std::size_t>(member - group.ranks.begin())].push_back({rank.rank, i});
+        }
+      }
+    }
+    const std::size_t calls = calls_of_member.empty() ? 0 : calls_of_member[0].size();
+    for (int m = 0; m < n; ++m) {
+      if (calls_of_member[static_cast<std::size_t>(m)].size() != calls) {
+        throw UsageError(
+            fmt::format("{}: group '{}': trace rank {} issues {} alltoallv calls and trace rank {} {}: "
+                        "every member must issue each one",
+                        trace_path, group.id, group.ranks[static_cast<std::size_t>(m)],
+                        calls_of_member[static_cast<std::size_t>(m)].size(), group.ranks[0], calls));
+      }
+    }
+    for (std::size_t k = 0; k < calls; ++k) {
+      auto matrix = std::make_shared<TrafficMatrix>();
+      matrix->ranks = n;
+      const auto& [first_rank, first_index] = calls_of_member[0][k];
+      const DType dtype = trace.ranks[static_cast<std::size_t>(first_rank)].calls[first_index].dtype;
+      for (int m = 0; m < n; ++m) {
+        const auto& [trace_rank, index] = calls_of_member[static_cast<std::size_t>(m)][k];
+        const trace::Call& call = trace.ranks[static_cast<std::size_t>(trace_rank)].calls[index];
+        if (call.dtype != dtype) {
+          throw UsageError(fmt::format("{}: field 'dtype': {} where trace rank {}'s matching alltoallv has {}",
+                                       call_where(trace_path, trace_rank, index), info(call.dtype).name, first_rank,
+                                       info(dtype).name));
+        }
+        for (const std::uint64_t elements : call.counts) matrix->bytes.push_back(elements * info(dtype).size_bytes);
+      }
+      for (int m = 0; m < n; ++m) call_matrix[calls_of_member[static_cast<std::size_t>(m)][k]] = matrix;
+    }
+  }
+
   // Call sites in order of first appearance over the trace's ranks; calls per step per rank.
   std::map<std::tuple<trace::CallOp, DType, std::uint64_t, std::string>, int> site_of;
   std::vector<std::map<int, int>> site_calls_by_rank;  // site -> trace rank -> calls
@@ -259,7 +309,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       if (!op) {
         throw UsageError(
             fmt::format("{}: field 'op': {} is not replayed yet (replay runs allreduce, allgather, "
-                        "reduce_scatter, alltoall, broadcast, reduce, barrier, send and recv)",
+                        "reduce_scatter, alltoall, alltoallv, broadcast, reduce, barrier, send and recv)",
                         call_where(trace_path, rank.rank, i), trace::name(call.op)));
       }
       const int g = group_index.at(call.group);
@@ -272,10 +322,20 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
                                      call_where(trace_path, rank.rank, i), call.count, trace::name(call.op), n,
                                      call.group));
       }
-      const auto key = std::make_tuple(call.op, call.dtype, call.count, call.group);
+      // alltoallv: one site per matrix total, the same on every member (each member's own count differs).
+      std::shared_ptr<const TrafficMatrix> matrix;
+      std::uint64_t site_count = call.count;
+      std::uint64_t site_bytes = trace::send_bytes(call);
+      if (call.op == trace::CallOp::alltoallv) {
+        matrix = call_matrix.at({rank.rank, i});
+        const MatrixLoad load = load_of(*matrix);
+        site_bytes = load.total_bytes / static_cast<std::uint64_t>(n);
+        site_count = site_bytes / info(call.dtype).size_bytes;
+      }
+      const auto key = std::make_tuple(call.op, call.dtype, site_count, call.group);
       auto [it, added] = site_of.emplace(key, static_cast<int>(plan.sites.size()));
       if (added) {
-        plan.sites.push_back(CallSite{call.op, *op, call.dtype, call.count, call.group, n, trace::send_bytes(call), 0});
+        plan.sites.push_back(CallSite{call.op, *op, call.dtype, site_count, call.group, n, site_bytes, 0});
         site_calls_by_rank.emplace_back();
       }
       ++site_calls_by_rank[static_cast<std::size_t>(it->second)][rank.rank];
@@ -298,6 +358,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       planned.send = call.op == trace::CallOp::send;
       planned.peer = call.peer.value_or(0);  // a rank in the trace's group order for now
       planned.gap_us = call.gap_us;
+      if (matrix) planned.matrix = std::make_shared<MatrixCase>(MatrixCase{*matrix, {}, {}, {}, {}});  // group order
       out.push_back(planned);
     }
   }
@@ -335,6 +396,29 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
       if (call.comm_rank == static_cast<int>(comm.world_ranks.size())) {
         throw UsageError(fmt::format("{}: trace rank {} calls on group '{}', which does not hold it", trace_path,
                                      trace_rank, trace.groups[static_cast<std::size_t>(g)].id));
+      }
+      if (call.matrix) {
+        // The group-order matrix in the communicator's order (ascending world rank), then this rank's side.
+        const std::vector<int>& members = trace.groups[static_cast<std::size_t>(g)].ranks;
+        const int n = static_cast<int>(comm.world_ranks.size());
+        std::vector<int> position(static_cast<std::size_t>(n));  // communicator rank -> group position
+        for (int c = 0; c < n; ++c) {
+          const int t = map.trace_rank[static_cast<std::size_t>(comm.world_ranks[static_cast<std::size_t>(c)])];
+          position[static_cast<std::size_t>(c)] =
+              static_cast<int>(std::find(members.begin(), members.end(), t) - members.begin());
+        }
+        const TrafficMatrix& grouped = call.matrix->matrix;
+        TrafficMatrix ordered{n, std::vector<std::uint64_t>(grouped.bytes.size(), 0)};
+        for (int s = 0; s < n; ++s) {
+          for (int d = 0; d < n; ++d) {
+            ordered.bytes[static_cast<std::size_t>(s * n + d)] =
+                grouped.at(position[static_cast<std::size_t>(s)], position[static_cast<std::size_t>(d)]);
+          }
+        }
+        const std::uint64_t element_bytes = info(call.dtype).size_bytes;
+        auto side = std::make_shared<MatrixCase>(matrix_case(Op::alltoallv, ordered, call.comm_rank, element_bytes));
+        call.layout = matrix_layout(*side, element_bytes);
+        call.matrix = std::move(side);
       }
     }
   }

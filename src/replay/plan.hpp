@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/enums.hpp"
+#include "core/traffic_matrix.hpp"
 #include "trace/trace.hpp"
 
 namespace ccbench::replay {
@@ -56,10 +58,10 @@ struct CallSite {
   trace::CallOp trace_op = trace::CallOp::allreduce;
   Op op = Op::allreduce;
   DType dtype = DType::float32;
-  std::uint64_t count = 0;  // the trace's count (elements in one rank's send buffer)
+  std::uint64_t count = 0;  // the trace's count (elements in one rank's send buffer; alltoallv: the mean over members)
   std::string group;        // the trace group's id
   int group_size = 0;
-  std::uint64_t bytes = 0;  // count x element size: one rank's send buffer
+  std::uint64_t bytes = 0;  // count x element size: one rank's send buffer (alltoallv: the mean, as run's S)
   int calls_per_step = 0;   // how many of them one step issues on a member rank (the most on any rank)
 };
 
@@ -79,6 +81,9 @@ struct PlannedCall {
   int comm_rank = 0;
   int comm_size = 1;
   OpLayout layout;
+  // alltoallv: this rank's side of the call's matrix (every member's traced `counts`, the k-th
+  // alltoallv of each member on the group being one call), in the communicator's rank order.
+  std::shared_ptr<const MatrixCase> matrix;
   std::optional<double> gap_us;
 };
 
@@ -94,8 +99,8 @@ struct ReplayPlan {
 };
 
 // The collectives replay runs over the backends of `run` (send and recv run through
-// backends/point_to_point.hpp; a barrier as an allreduce of one element; alltoallv is refused
-// naming the call: not replayed yet).
+// backends/point_to_point.hpp; alltoallv on run's alltoallv with the traced counts; a barrier as an
+// allreduce of one element).
 std::optional<Op> replayed_op(trace::CallOp op);
 // A traced barrier's element type: it is replayed as an allreduce (sum) of one element of it.
 inline constexpr DType kBarrierDType = DType::float32;

@@ -49,6 +49,7 @@ CaseSpec case_of(const PlannedCall& call) {
   c.nranks = call.comm_size;
   c.rank = call.comm_rank;
   c.layout = call.layout;
+  c.matrix = call.matrix;
   return c;
 }
 

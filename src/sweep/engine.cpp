@@ -58,6 +58,26 @@ GroupTimes decode(const std::string& bytes) {
 
 }  // namespace
 
+nlohmann::json matrix_row_json(const MatrixCase& matrix, double median_us, double link_gbps) {
+  const MatrixLoad& load = matrix.load;
+  nlohmann::json out = {
+      {"source", matrix.source},
+      {"imbalance", load.imbalance},
+      {"total_bytes", load.total_bytes},
+      {"off_rank_bytes", load.off_rank_bytes},
+      {"mean_off_rank_send_bytes", load.mean_off_rank_send_bytes},
+      {"most_loaded_rank", load.most_loaded_rank},
+      {"most_loaded_bytes", load.most_loaded_bytes},
+      {"most_loaded_off_rank_rank", load.most_loaded_off_rank_rank},
+      {"most_loaded_off_rank_bytes", load.most_loaded_off_rank_bytes},
+      // The rate the most loaded rank's off-rank bytes moved at: what its link carried.
+      {"most_loaded_gbps", algbw_gbps(load.most_loaded_off_rank_bytes, median_us)},
+  };
+  // The time those bytes need at the asserted link rate (--link-gbps, Gbit/s): no faster op exists.
+  if (link_gbps > 0) out["bound_us"] = static_cast<double>(load.most_loaded_off_rank_bytes) * 8.0 / (link_gbps * 1e3);
+  return out;
+}
+
 Engine::Engine(const RunConfig& config, const Plan& plan, Backend& backend, ControlChannel& channel, Watchdog& watchdog,
                SweepObserver& observer)
     : config_(config),
@@ -245,6 +265,10 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     row.time_us = {s.min, s.median, s.mean, s.p99, s.max, s.ci_lo, s.ci_hi};
     row.algbw_gbps = algbw_gbps(row.bytes, s.median);
     row.busbw_gbps = busbw_gbps(c.op, c.nranks, row.bytes, s.median);
+    if (c.matrix) {
+      row.busbw_gbps = matrix_busbw_gbps(c.matrix->load.mean_off_rank_send_bytes, s.median);
+      row.extra["matrix"] = matrix_row_json(*c.matrix, s.median, config_.link_gbps);
+    }
     row.ci_target_met = ci_met;
     if (grouped()) {
       row.extra["groups"] = groups::row_json(*groups_.layout, groups_.nodes_per_group, c.op, row.bytes, group_samples,

@@ -43,6 +43,10 @@ struct SweepTotals {
   std::size_t ci_met = 0;
 };
 
+// A matrix op's row fields (extra "matrix"; docs/result-format.md): its source, imbalance, off-rank
+// bytes, the most loaded rank and, when the link rate is known (Gbit/s), the time its bytes need.
+nlohmann::json matrix_row_json(const MatrixCase& matrix, double median_us, double link_gbps);
+
 class Engine {
  public:
   // The channel is injected (MpiChannel in a run, LocalChannel in unit tests), as Google Benchmark

@@ -1,8 +1,10 @@
 #include "sweep/plan.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.hpp"
+#include "sweep/matrix_source.hpp"
 
 namespace ccbench {
 
@@ -13,9 +15,48 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
   if (config.in_place != InPlaceMode::yes) variants.push_back(false);
   if (config.in_place != InPlaceMode::no) variants.push_back(true);
 
+  // The file's matrix, and the router's dispatch shared by the three moe ops (routed once).
+  std::optional<MatrixSource> file_matrix, moe_matrix;
   for (Op op : config.ops) {
     PlannedOp planned{op, {}};
     bool any_unsupported = false;
+    if (info(op).buffers == OpBuffers::matrix) {
+      // One case per matrix op, sized by its matrix: -b/-e do not apply (docs/method.md).
+      std::optional<MatrixSource>& cached = op == Op::alltoallv ? file_matrix : moe_matrix;
+      if (!cached) cached = matrix_source(config, op, nranks);
+      const MatrixSource& source = *cached;
+      PlannedSize size{0, {}};
+      for (bool in_place : variants) {
+        // --in-place both asks for the variants an op has: a matrix op has only out-of-place.
+        if (in_place && config.in_place == InPlaceMode::both) continue;
+        CaseSpec c;
+        c.op = op;
+        c.dtype = config.dtype;
+        c.redop = RedOp::none;
+        c.in_place = in_place;
+        c.root = -1;
+        c.nranks = nranks;
+        c.rank = rank;
+        auto matrix = std::make_shared<MatrixCase>(matrix_case(op, source.matrix, rank, info(config.dtype).size_bytes));
+        matrix->source = source.source;
+        c.layout = matrix_layout(*matrix, info(config.dtype).size_bytes);
+        c.matrix = std::move(matrix);
+        size.nominal_bytes = c.layout.bytes;
+        if (auto why = backend.unsupported(c)) {
+          plan.skipped.push_back({std::string(name(op)) + (in_place ? " in-place" : " out-of-place"), *why});
+          continue;
+        }
+        plan.send_bytes = std::max(plan.send_bytes, backend.send_bytes_needed(c));
+        plan.recv_bytes = std::max(plan.recv_bytes, backend.recv_bytes_needed(c));
+        size.variants.push_back(c);
+      }
+      if (!size.variants.empty()) {
+        plan.cases_per_trial += size.variants.size();
+        planned.sizes.push_back(std::move(size));
+        plan.ops.push_back(std::move(planned));
+      }
+      continue;
+    }
     for (std::uint64_t nominal : sizes) {
       PlannedSize size{nominal, {}};
       for (bool in_place : variants) {

@@ -36,7 +36,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"batch_rule", "auto: ops per sample so a batch lasts at least 100 us (1..1024), from the warm-up time"},
       {"statistic", "median; 95% CI from order statistics (exact binomial)"},
   };
-  return {
+  nlohmann::json out = {
       {"backend", c.backend},
       {"ops", ops},
       {"dtype", name(c.dtype)},
@@ -60,6 +60,10 @@ nlohmann::json to_json(const RunConfig& c) {
       {"nccl_path", c.nccl_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.nccl_path)},
       {"graph_launches", c.graph_launches},
   };
+  // Only when given, so a run without matrix ops records what it always did.
+  if (!c.matrix_path.empty()) out["matrix"] = c.matrix_path;
+  if (!c.moe.empty()) out["moe"] = c.moe;
+  return out;
 }
 
 void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,

@@ -38,6 +38,10 @@ struct RunConfig {
   bool per_rank = false;  // --per-rank: each rank's median and last arrivals in every row
   // --groups SPEC: concurrent communicators running the same op (docs/method.md "Concurrent groups").
   groups::Spec groups;
+  // The matrix ops' per-peer counts (docs/method.md, "alltoallv and MoE"): --matrix FILE.csv
+  // (alltoallv) and --moe EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING] (moe_*, routed with `seed`).
+  std::string matrix_path;
+  std::string moe;
   InPlaceMode in_place = InPlaceMode::both;
   TimingMethod timing = TimingMethod::ccbench;
   int batch = 0;  // ops per sample; 0 = chosen from the warm-up time

@@ -2,10 +2,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "core/alltoallv_check.hpp"
 #include "core/error.hpp"
 #include "core/pattern_check.hpp"
 #include "system/host_info.hpp"
@@ -66,6 +68,9 @@ auto with_type(DType dtype, F&& f) {
   }
 }
 
+// MPI_Alltoallv's counts and displacements are ints.
+constexpr std::uint64_t kMpiMaxCount = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+
 // A value the pattern never produces (it stays within [-4, 12]), so stale output is counted wrong.
 constexpr std::int64_t kPoison = 101;
 
@@ -125,6 +130,7 @@ std::optional<std::string> MpiBackend::unsupported(const CaseSpec& c) const {
     return "MPI has no " + std::string(ccbench::name(c.redop)) + " reduction";
   }
   if (c.op == Op::sendrecv && c.in_place) return "sendrecv has no in-place form (send and receive buffers must differ)";
+  if (info(c.op).buffers == OpBuffers::matrix) return matrix_unsupported(c, kMpiMaxCount);
   return std::nullopt;
 }
 
@@ -153,6 +159,7 @@ void MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
 
 void MpiBackend::fill(const CaseSpec& c, const pattern::Params& p) {
   const Placement place = placement(c);
+  if (c.matrix) mpi_counts(c);
   with_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* recv = static_cast<T*>(recv_.data);
@@ -224,6 +231,21 @@ void MpiBackend::launch(const CaseSpec& c) {
                       comm_);
       break;
     }
+    case Op::alltoallv:
+    case Op::moe_dispatch:
+    case Op::moe_combine:
+    case Op::moe_pair: {
+      const MpiCounts& counts = mpi_counts(c);
+      rc = MPI_Alltoallv(send, counts.send_counts.data(), counts.send_displs.data(), type, recv,
+                         counts.recv_counts.data(), counts.recv_displs.data(), type, comm_);
+      if (rc == MPI_SUCCESS && c.op == Op::moe_pair) {  // the combine: the dispatch's output goes back
+        const auto elt = static_cast<std::ptrdiff_t>(info(c.dtype).size_bytes);
+        void* back = static_cast<char*>(recv) + static_cast<std::ptrdiff_t>(c.matrix->counts.recv_elements) * elt;
+        rc = MPI_Alltoallv(recv, counts.combine_send_counts.data(), counts.combine_send_displs.data(), type, back,
+                           counts.combine_recv_counts.data(), counts.combine_recv_displs.data(), type, comm_);
+      }
+      break;
+    }
     default:
       throw BackendError("the mpi backend cannot run " + std::string(ccbench::name(c.op)));
   }
@@ -236,10 +258,25 @@ double MpiBackend::time_batch_us(const CaseSpec& c, int batch) {
   return (MPI_Wtime() - start) * 1e6;
 }
 
+const MpiBackend::MpiCounts& MpiBackend::mpi_counts(const CaseSpec& c) {
+  // Converted once per case (in its fill or first launch), not inside every timed op.
+  if (counts_for_ == c.matrix) return counts_;
+  const auto ints = [](const std::vector<std::uint64_t>& values) {
+    return std::vector<int>(values.begin(), values.end());  // unsupported() refused counts over INT_MAX
+  };
+  const MatrixCase& m = *c.matrix;
+  counts_ = {ints(m.counts.send_counts),  ints(m.counts.send_displs),  ints(m.counts.recv_counts),
+             ints(m.counts.recv_displs),  ints(m.combine.send_counts), ints(m.combine.send_displs),
+             ints(m.combine.recv_counts), ints(m.combine.recv_displs)};
+  counts_for_ = c.matrix;
+  return counts_;
+}
+
 std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   const Placement place = placement(c);
   return with_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
+    if (c.matrix) return pattern::count_wrong_alltoallv(static_cast<const T*>(recv_.data), *c.matrix, p, c.rank);
     const T* out = static_cast<const T*>(recv_.data) + place.output_offset;
     // One period of expected values per block, then a compare at memory speed (was a hash per
     // element and per rank: 0.19 GB/s).

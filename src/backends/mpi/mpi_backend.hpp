@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/point_to_point.hpp"
@@ -36,13 +37,21 @@ class MpiBackend final : public Backend, public PointToPoint {
     void* data = nullptr;
     std::size_t bytes = 0;
   };
+  // A matrix op's counts and displacements as MPI_Alltoallv takes them (moe_pair: and its combine's).
+  struct MpiCounts {
+    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+    std::vector<int> combine_send_counts, combine_send_displs, combine_recv_counts, combine_recv_displs;
+  };
   static void reserve(Buffer& buffer, std::size_t bytes);
   void check(int rc, const CaseSpec& c) const;
+  const MpiCounts& mpi_counts(const CaseSpec& c);
 
   MPI_Comm comm_;
   bool owns_comm_ = false;
   Buffer send_;
   Buffer recv_;
+  MpiCounts counts_;
+  std::shared_ptr<const MatrixCase> counts_for_;  // the case counts_ was converted from (held: no reused address)
 };
 
 // The MPI backend over MPI_COMM_WORLD (group_color -1) or over the ranks of the world that pass the

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -146,6 +147,8 @@ class NcclBackend final : public Backend {
   void setup_environment();
   void release() noexcept;
   // Runs an NCCL call on the (blocking) communicator; throws with the case's description on an error.
+  // A matrix op's alltoallv (backends/backend.hpp, CaseSpec::matrix): grouped ncclSend/ncclRecv.
+  void enqueue_matrix(const CaseSpec& c, const AlltoallvCounts& counts, const void* send, void* recv);
   void nccl_call(const CaseSpec* c, const char* what, const std::function<ncclResult_t(ncclComm_t)>& call);
   [[noreturn]] void nccl_fail(const CaseSpec* c, const char* what, ncclResult_t result);
   void check_cuda(cudaError_t e, const CaseSpec* c, const char* what) const;
@@ -526,6 +529,7 @@ std::optional<std::string> NcclBackend::unsupported(const CaseSpec& c) const {
     return "NCCL has no " + std::string(ccbench::name(c.redop)) + " reduction";
   }
   if (info(c.op).is_reduction && c.redop == RedOp::avg) return nccl::avg_fixed_result(c.dtype, c.nranks);
+  if (info(c.op).buffers == OpBuffers::matrix) return matrix_unsupported(c, std::numeric_limits<std::size_t>::max());
   return std::nullopt;
 }
 
@@ -647,6 +651,16 @@ void NcclBackend::enqueue(const CaseSpec& c) {
         return first_error != ncclSuccess ? first_error : end;
       });
       break;
+    case Op::alltoallv:
+    case Op::moe_dispatch:
+    case Op::moe_combine:
+    case Op::moe_pair:
+      enqueue_matrix(c, c.matrix->counts, send, recv);
+      if (c.op == Op::moe_pair) {  // the combine: the dispatch's output goes back
+        const std::size_t elt = info(c.dtype).size_bytes;
+        enqueue_matrix(c, c.matrix->combine, recv, static_cast<char*>(recv) + c.matrix->counts.recv_elements * elt);
+      }
+      break;
     default:
       throw BackendError("the nccl backend cannot run " + std::string(ccbench::name(c.op)));
   }
@@ -666,6 +680,30 @@ void NcclBackend::enqueue_grouped(const CaseSpec& c, const void* send, void* rec
                             ? api_.send(static_cast<const char*>(send) + offset, count, type, call.peer, comm, stream_)
                             : api_.recv(static_cast<char*>(recv) + offset, count, type, call.peer, comm, stream_);
         });
+    const ncclResult_t end = api_.group_end();
+    return first_error != ncclSuccess ? first_error : end;
+  });
+}
+
+void NcclBackend::enqueue_matrix(const CaseSpec& c, const AlltoallvCounts& counts, const void* send, void* recv) {
+  const ncclDataType_t type = *nccl::data_type(c.dtype);
+  const std::size_t elt = info(c.dtype).size_bytes;
+  cudaStream_t stream = stream_;
+  // One group of a send and a receive per peer with a block (an empty one is not posted: a zero
+  // count is a no-op both sides agree on, since each side's count is the same matrix entry).
+  nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
+    ncclResult_t first_error = api_.group_start();
+    for (int peer = 0; peer < comm_size_ && first_error == ncclSuccess; ++peer) {
+      const auto p = static_cast<std::size_t>(peer);
+      if (counts.send_counts[p] > 0) {
+        first_error = api_.send(static_cast<const char*>(send) + counts.send_displs[p] * elt, counts.send_counts[p],
+                                type, peer, comm, stream);
+      }
+      if (first_error == ncclSuccess && counts.recv_counts[p] > 0) {
+        first_error = api_.recv(static_cast<char*>(recv) + counts.recv_displs[p] * elt, counts.recv_counts[p], type,
+                                peer, comm, stream);
+      }
+    }
     const ncclResult_t end = api_.group_end();
     return first_error != ncclSuccess ? first_error : end;
   });
@@ -731,9 +769,26 @@ std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   // result may come out one ulp off (docs/nccl-backend.md). Everything else is exact.
   const bool one_ulp = dtype.is_floating && info(c.op).is_reduction && c.redop == RedOp::avg;
   check_cuda(api_.memset_async(d_wrong_, 0, sizeof *d_wrong_, stream_), &c, "cudaMemsetAsync");
-  check_cuda(api_.count_wrong(c.dtype, recv_at(c, place.output_offset), place.output_elements, c.op, p, c.rank,
-                              c.layout.count, 0, one_ulp, d_wrong_, stream_),
-             &c, "verify kernel");
+  if (c.matrix) {
+    // Each peer's block is that peer's pattern at the block's place in its send buffer (the kernel's
+    // `rank` and `first`); moe_pair's combine output is this rank's own input.
+    const AlltoallvCounts& counts = c.matrix->counts;
+    for (std::size_t peer = 0; peer < counts.recv_counts.size(); ++peer) {
+      if (counts.recv_counts[peer] == 0) continue;
+      check_cuda(api_.count_wrong(c.dtype, recv_at(c, counts.recv_displs[peer]), counts.recv_counts[peer], c.op, p,
+                                  static_cast<int>(peer), 0, counts.source_offsets[peer], false, d_wrong_, stream_),
+                 &c, "verify kernel");
+    }
+    if (c.matrix->combine.recv_elements > 0) {
+      check_cuda(api_.count_wrong(c.dtype, recv_at(c, counts.recv_elements), c.matrix->combine.recv_elements, c.op, p,
+                                  c.rank, 0, 0, false, d_wrong_, stream_),
+                 &c, "verify kernel");
+    }
+  } else {
+    check_cuda(api_.count_wrong(c.dtype, recv_at(c, place.output_offset), place.output_elements, c.op, p, c.rank,
+                                c.layout.count, 0, one_ulp, d_wrong_, stream_),
+               &c, "verify kernel");
+  }
   check_cuda(api_.memcpy_to_host_async(h_wrong_, d_wrong_, sizeof *d_wrong_, stream_), &c, "cudaMemcpyAsync");
   wait_stream(&c);
   return *h_wrong_;

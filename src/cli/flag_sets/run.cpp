@@ -25,6 +25,10 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
   add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");
   add_option("--config", config_path, "YAML file with the same keys (flags win)");
+  add_option("--matrix", config.matrix_path, "alltoallv's N x N CSV of bytes, row = sender (sizes then unused)");
+  add_option("--moe", config.moe,
+             "moe_dispatch, moe_combine, moe_pair from a seeded router: "
+             "EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,uniform|zipf:S|hot:E:FRACTION]");
 }
 
 std::unique_ptr<CLI::App> run_flags() { return std::make_unique<RunFlags>(); }

@@ -203,14 +203,17 @@ class ReplayUsage(unittest.TestCase):
         with open(plain) as f:
             self.assertEqual(f.read(), "keep")
 
-    def test_an_op_not_replayed_yet_names_the_call(self):
+    def test_an_alltoallv_one_member_does_not_issue_names_the_group(self):
+        # Every op of the format is replayed; an alltoallv whose other member never issues it would
+        # wait for ever, so it is refused up front, naming the group and both ranks' counts.
         doc = load(TWO)
         doc["ranks"][1]["calls"][3] = {"op": "alltoallv", "dtype": "float", "count": 4, "counts": [1, 3],
                                        "group": "world", "origin": "nccl_log"}
         path = os.path.join(self.dir.name, "alltoallv.trace.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        self.assert_usage(replay(2, [path]), path + ": ranks[1].calls[3]: field 'op': alltoallv is not replayed yet")
+        self.assert_usage(replay(2, [path]), path + ": group 'world': trace rank 1 issues 1 alltoallv calls and "
+                          "trace rank 0 0: every member must issue each one")
 
 
 class ReplayEndings(unittest.TestCase):

@@ -13,7 +13,8 @@ namespace {
 TEST(OpTable, FamiliesInTableOrder) {
   const std::vector<Op> collectives(all_collective_ops().begin(), all_collective_ops().end());
   EXPECT_EQ(collectives, (std::vector<Op>{Op::allreduce, Op::allgather, Op::alltoall, Op::reduce_scatter, Op::broadcast,
-                                          Op::sendrecv, Op::gather, Op::scatter, Op::reduce}));
+                                          Op::sendrecv, Op::gather, Op::scatter, Op::reduce, Op::alltoallv,
+                                          Op::moe_dispatch, Op::moe_combine, Op::moe_pair}));
   const std::vector<Op> fabric(all_fabric_ops().begin(), all_fabric_ops().end());
   EXPECT_EQ(fabric,
             (std::vector<Op>{Op::fabric_pingpong, Op::fabric_bw, Op::fabric_bibw, Op::fabric_write, Op::fabric_read}));
@@ -24,7 +25,8 @@ TEST(OpTable, FamiliesInTableOrder) {
 
 TEST(OpTable, NamesAndAliasesJoined) {
   EXPECT_EQ(op_names(all_collective_ops(), ","),
-            "allreduce,allgather,alltoall,reduce_scatter,broadcast,sendrecv,gather,scatter,reduce");
+            "allreduce,allgather,alltoall,reduce_scatter,broadcast,sendrecv,gather,scatter,reduce,alltoallv,moe_dispatch,"
+            "moe_combine,moe_pair");
   EXPECT_EQ(op_aliases(all_fabric_ops()), "pingpong, bw, bibw, write, read");
   EXPECT_EQ(op_aliases(all_collective_ops()), "bcast");  // the ops without an alias are left out
   EXPECT_EQ(dtype_names(" "), "int8 uint8 int32 int64 float double half bfloat16 fp8_e4m3 fp8_e5m2");
@@ -77,6 +79,14 @@ TEST(OpTable, RowDecidesLayoutAndBusFactor) {
   EXPECT_EQ(whole_size_granule_bytes(Op::alltoall, DType::float32, 4), 64u);
   EXPECT_EQ(whole_size_granule_bytes(Op::gather, DType::float32, 4), 64u);
   EXPECT_EQ(whole_size_granule_bytes(Op::reduce, DType::float32, 4), 4u);
+  // A matrix op takes no size: its counts come from its matrix (core/traffic_matrix.hpp); its bus
+  // factor is an even matrix's off-rank share, alltoall's.
+  for (Op op : {Op::alltoallv, Op::moe_dispatch, Op::moe_combine, Op::moe_pair}) {
+    EXPECT_EQ(layout_for(op, DType::float32, 4096, 4).count, 0u) << name(op);
+    EXPECT_DOUBLE_EQ(bus_factor(op, 4), 0.75) << name(op);
+  }
+  // 4 ranks each sending 1024 bytes of which 768 off-rank, in 1 us: 0.768 GB/s.
+  EXPECT_DOUBLE_EQ(matrix_busbw_gbps(768.0, 1.0), 0.768);
 }
 
 // Which ops take --root and a redop: the plan sets CaseSpec::root for the rooted ones only.

@@ -128,9 +128,11 @@ TEST(Pattern, ExpectedValuesMatchASimulationOfEveryOp) {
               case Op::alltoall:
                 want = pattern::input_value(op, p, static_cast<int>(i / count), rank * count + i % count);
                 break;
-              default:
-                want = pattern::input_value(op, p, p.root, i);
-                break;
+              case Op::alltoallv:  // a matrix op: `rank` is the block's sender, `i` its send position
+              case Op::moe_dispatch:
+              case Op::moe_combine:
+              case Op::moe_pair: want = pattern::input_value(op, p, rank, i); break;
+              default: want = pattern::input_value(op, p, p.root, i); break;
             }
             ASSERT_EQ(pattern::expected_value(op, p, rank, i, count), want)
                 << name(op) << " rank " << rank << " i " << i;

@@ -256,8 +256,8 @@ TEST(NcclCallOrder, SendrecvIsOneGroupOfASendAndAReceive) {
   EXPECT_EQ(backend->unsupported(one_rank_case(Op::sendrecv, true)),
             "sendrecv has no in-place form (send and receive buffers must differ)");
   run_case(*backend, api, c);
-  EXPECT_EQ(sampled_calls(api), (std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 offset=0 blocking=1",
-                                                          "ncclRecv peer=0 offset=0 blocking=1", "ncclGroupEnd"}));
+  EXPECT_EQ(sampled_calls(api), (std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 count=1024 offset=0 blocking=1",
+                                                          "ncclRecv peer=0 count=1024 offset=0 blocking=1", "ncclGroupEnd"}));
 }
 
 TEST(NcclCallOrder, RootedOpsUseNcclsOwnCalls) {
@@ -280,11 +280,11 @@ TEST(NcclCallOrder, RootedOpsUseNcclsOwnCalls) {
 TEST(NcclCallOrder, GatherAndScatterWithoutNcclsCallsAreGroupedSendsAndReceives) {
   for (const auto& [op, in_place, calls] :
        {std::tuple{Op::gather, false,
-                   std::vector<std::string>{"ncclGroupStart", "ncclRecv peer=0 offset=0 blocking=1",
-                                            "ncclSend peer=0 offset=0 blocking=1", "ncclGroupEnd"}},
+                   std::vector<std::string>{"ncclGroupStart", "ncclRecv peer=0 count=1024 offset=0 blocking=1",
+                                            "ncclSend peer=0 count=1024 offset=0 blocking=1", "ncclGroupEnd"}},
         std::tuple{Op::scatter, false,
-                   std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 offset=0 blocking=1",
-                                            "ncclRecv peer=0 offset=0 blocking=1", "ncclGroupEnd"}},
+                   std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 count=1024 offset=0 blocking=1",
+                                            "ncclRecv peer=0 count=1024 offset=0 blocking=1", "ncclGroupEnd"}},
         std::tuple{Op::gather, true, std::vector<std::string>{"ncclGroupStart", "ncclGroupEnd"}},
         std::tuple{Op::scatter, true, std::vector<std::string>{"ncclGroupStart", "ncclGroupEnd"}}}) {
     RecordingApi api;

@@ -227,13 +227,19 @@ class RecordingApi final : public NcclApi {
   }
   ncclResult_t group_start() override { return record("ncclGroupStart"), ncclSuccess; }
   ncclResult_t group_end() override { return record("ncclGroupEnd"), ncclSuccess; }
-  // Logged with the peer and the byte offset from the first buffer the backend allocated for that
-  // direction ("ncclSend peer=1 offset=0").
-  ncclResult_t send(const void* buf, std::size_t, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclSend peer=" + std::to_string(peer) + " offset=" + offset_in_allocation(buf), comm);
+  // Logged with the peer, the count and the byte offset from the first buffer the backend allocated
+  // for that direction ("ncclSend peer=1 count=16 offset=0"): grouped calls' blocks and alltoallv's
+  // per-peer counts.
+  ncclResult_t send(const void* buf, std::size_t count, ncclDataType_t, int peer, ncclComm_t comm,
+                    cudaStream_t) override {
+    return op("ncclSend peer=" + std::to_string(peer) + " count=" + std::to_string(count) +
+                  " offset=" + offset_in_allocation(buf),
+              comm);
   }
-  ncclResult_t recv(void* buf, std::size_t, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
-    return op("ncclRecv peer=" + std::to_string(peer) + " offset=" + offset_in_allocation(buf), comm);
+  ncclResult_t recv(void* buf, std::size_t count, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t) override {
+    return op("ncclRecv peer=" + std::to_string(peer) + " count=" + std::to_string(count) +
+                  " offset=" + offset_in_allocation(buf),
+              comm);
   }
 
  private:
