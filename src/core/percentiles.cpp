@@ -22,7 +22,17 @@ double log_binomial_pmf(std::size_t n, std::size_t k, double q) {
 
 }  // namespace
 
-std::string key(double percent) { return fmt::format("p{}", percent); }
+std::string key(double percent) {
+  // The shortest text that reads back as the level, but never in exponent form (1e-05 -> 0.00001),
+  // so every key is "p" and a decimal number.
+  std::string text = fmt::format("{}", percent);
+  if (text.find('e') != std::string::npos) {
+    text = fmt::format("{:.17f}", percent);
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  return "p" + text;
+}
 
 std::vector<double> parse_list(std::string_view text, std::string_view flag) {
   std::vector<double> levels;

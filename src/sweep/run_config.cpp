@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "core/sampling.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/sampling.hpp"
 #include "sweep/run_flags.hpp"
 
 namespace ccbench {
@@ -36,7 +36,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"batch_rule", "auto: ops per sample so a batch lasts at least 100 us (1..1024), from the warm-up time"},
       {"statistic", "median; 95% CI from order statistics (exact binomial)"},
   };
-  return {
+  nlohmann::json out = {
       {"backend", c.backend},
       {"ops", ops},
       {"dtype", name(c.dtype)},
@@ -52,7 +52,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"trials", c.trials},
       {"target_ci", c.target_ci},
       {"max_time_per_size_s", c.max_time_per_size_s},
-      {"min_samples", kMinSamplesPerSize},
+      {"min_samples", c.min_samples},
       {"check", c.check},
       {"in_place", name(c.in_place)},
       {"seed", c.seed},
@@ -60,6 +60,11 @@ nlohmann::json to_json(const RunConfig& c) {
       {"nccl_path", c.nccl_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.nccl_path)},
       {"graph_launches", c.graph_launches},
   };
+  if (!c.percentiles.empty()) {
+    out["percentiles"] = c.percentiles;
+    out["timing"]["batch_rule"] = "--percentiles: one op a sample (per-iteration times)";
+  }
+  return out;
 }
 
 void apply_sampling_options(RunConfig& config, const std::string& iters, const std::string& target_ci,
