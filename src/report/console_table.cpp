@@ -44,27 +44,45 @@ std::string percentile_header(std::span<const double> percentiles, bool units) {
 std::string percentile_columns(const ResultRow* row, std::span<const double> percentiles) {
   std::string out;
   for (const double p : percentiles) {
-    const std::string k = percentiles::key(p);
-    const nlohmann::json* level = nullptr;
-    if (row != nullptr && row->extra.contains("percentiles_us") && row->extra["percentiles_us"].is_object() &&
-        row->extra["percentiles_us"].contains(k))
-      level = &row->extra["percentiles_us"][k];
-    if (level == nullptr || !level->is_object() || !level->contains("value") || !(*level)["value"].is_number()) {
+    const auto level = row != nullptr ? percentile_value(*row, p) : std::nullopt;
+    if (!level) {
       out += fmt::format(" {:>9} {:>6}", "-", "-");
       continue;
     }
-    const double value = (*level)["value"].get<double>();
-    std::string ci = "-";
-    if (level->contains("ci95") && (*level)["ci95"].is_array() && (*level)["ci95"].size() == 2 && value > 0) {
-      const double lo = (*level)["ci95"][0].get<double>(), hi = (*level)["ci95"][1].get<double>();
-      ci = fmt::format("{:.1f}", 100.0 * std::max(value - lo, hi - value) / value);
-    }
+    const double value = level->value_us;
+    const std::string ci =
+        level->ci95_us && value > 0
+            ? fmt::format("{:.1f}",
+                          100.0 * std::max(value - level->ci95_us->first, level->ci95_us->second - value) / value)
+            : std::string("-");
     out += fmt::format(" {:>9} {:>6}", time_text(value), ci);
   }
   return out;
 }
 
 }  // namespace
+
+std::optional<PercentileValue> percentile_value(const ResultRow& row, double percent) {
+  if (!row.extra.contains("percentiles_us") || !row.extra["percentiles_us"].is_object()) return std::nullopt;
+  const auto& levels = row.extra["percentiles_us"];
+  const std::string k = percentiles::key(percent);
+  if (!levels.contains(k) || !levels[k].is_object() || !levels[k].contains("value") || !levels[k]["value"].is_number())
+    return std::nullopt;
+  PercentileValue out;
+  out.value_us = levels[k]["value"].get<double>();
+  const auto& ci = levels[k].contains("ci95") ? levels[k]["ci95"] : nlohmann::json();
+  if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number())
+    out.ci95_us = std::pair{ci[0].get<double>(), ci[1].get<double>()};
+  return out;
+}
+
+std::vector<double> percentile_levels(std::span<const ResultFile> files) {
+  std::set<double> levels;
+  for (const auto& file : files) {
+    for (const double p : percentile_levels(file.results)) levels.insert(p);
+  }
+  return {levels.begin(), levels.end()};
+}
 
 std::vector<double> percentile_levels(std::span<const ResultRow> rows) {
   std::set<double> levels;

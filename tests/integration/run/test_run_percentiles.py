@@ -3,6 +3,8 @@
 percentiles equal NumPy's on its own recorded samples, their intervals SciPy's binomial order
 statistics, the CI absent with its reason when there are too few samples, the table's columns, the
 schema; bad levels and conflicting flags exit 2 with one line naming the flag."""
+import csv
+import io
 import json
 import os
 import subprocess
@@ -79,6 +81,43 @@ class Percentiles(unittest.TestCase):
                                 text=True, timeout=60)
         self.assertEqual(report.returncode, 0, report.stderr)
         self.assertIn("p99.9", report.stdout)
+
+    def report(self, fmt):
+        p = subprocess.run([m.CCBENCH, "report", self.out, "--format", fmt], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_csv_prometheus_and_gbench_carry_every_level(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        rows = m.load(self.out)["results"]
+        table = list(csv.DictReader(io.StringIO(self.report("csv"))))
+        self.assertEqual(len(table), len(rows))
+        for line, row in zip(table, rows):
+            for key in ["p50", "p99", "p99.9"]:
+                level = row["percentiles_us"][key]
+                self.assertEqual(float(line[f"{key}_us"]), level["value"])
+                if level["ci95"] is None:
+                    self.assertEqual((line[f"{key}_ci95_lo_us"], line[f"{key}_ci95_hi_us"]), ("", ""))
+                else:
+                    self.assertEqual([float(line[f"{key}_ci95_lo_us"]), float(line[f"{key}_ci95_hi_us"])],
+                                     level["ci95"])
+        prom = self.report("prometheus")
+        check = subprocess.run(["promtool", "check", "metrics"], input=prom, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        first = rows[0]
+        line = [l for l in prom.splitlines() if l.startswith("ccbench_time_percentile_seconds{")
+                and 'bytes="8"' in l and 'in_place="false"' in l and 'percentile="99.9"' in l]
+        self.assertEqual(len(line), 1, prom)
+        self.assertEqual(float(line[0].split()[-1]), first["percentiles_us"]["p99.9"]["value"] / 1e6)
+        # No interval for p99.9 (too few samples): no bound samples for it.
+        self.assertFalse([l for l in prom.splitlines()
+                          if l.startswith("ccbench_time_percentile_ci95_seconds{") and 'percentile="99.9"' in l])
+        bench = json.loads(self.report("gbench"))["benchmarks"]
+        self.assertEqual(bench[0]["p99_us"], first["percentiles_us"]["p99"]["value"])
+        self.assertEqual(bench[0]["p99_ci95_us"], first["percentiles_us"]["p99"]["ci95"])
+        self.assertIsNone(bench[0]["p99.9_ci95_us"])
 
     def test_auto_takes_enough_samples_for_the_widest_interval(self):
         out = os.path.join(self.dir, "auto.json")
