@@ -119,6 +119,26 @@ class Percentiles(unittest.TestCase):
         self.assertEqual(bench[0]["p99_ci95_us"], first["percentiles_us"]["p99"]["ci95"])
         self.assertIsNone(bench[0]["p99.9_ci95_us"])
 
+    def test_markdown_and_html_have_a_percentile_table(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        rows = m.load(self.out)["results"]
+        md = self.report("markdown").splitlines()
+        start = md.index("### Percentiles of per-iteration times (run --percentiles)")
+        header = [c.strip() for c in md[start + 2].strip("|").split("|")]
+        self.assertEqual(header, ["run", "op", "size", "place", "trial", "p50 µs [95% CI]", "p99 µs [95% CI]",
+                                  "p99.9 µs [95% CI]"])
+        lines = md[start + 4:start + 4 + len(rows)]
+        self.assertEqual(len(lines), len(rows))
+        for line in lines:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            self.assertRegex(cells[5], r"^[0-9.]+ \[[0-9.]+, [0-9.]+\]$")
+            self.assertRegex(cells[7], r"^[0-9.]+ \(no CI\)$")  # 1200 samples: none for p99.9
+        html = self.report("html")
+        section = html[html.index('<section id="percentiles">'):]
+        section = section[:section.index("</section>")]
+        self.assertEqual(section.count("<tr>"), 1 + len(rows))
+        self.assertEqual(section.count("(no CI)"), len(rows))
+
     def test_auto_takes_enough_samples_for_the_widest_interval(self):
         out = os.path.join(self.dir, "auto.json")
         p = m.run(2, ["--ops", "allreduce", "-b", "8", "-e", "8", "--in-place", "no", "--percentiles", "99",
