@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import unittest
 
@@ -41,6 +42,10 @@ class Percentiles(unittest.TestCase):
         cls.out = os.path.join(cls.dir, "p.json")
         cls.proc = m.run(2, ["--ops", "allreduce", "-b", "8", "-e", "1K", "-f", "128", "-n", "1200",
                             "--percentiles", "99.9,50,99", "-J", cls.out], timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_rows_hold_numpy_percentiles_and_binomial_intervals(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)

@@ -7,6 +7,7 @@ Usage: test_compare_percentile.py PATH_TO_ccbench
 """
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,10 @@ class ComparePercentile(unittest.TestCase):
                       with_tail(gen.make_file(seed=300 + i, **one), 1.0001, 20 + i))
             gen.write(cls.tmp / "no_p99" / f"launch-{i:03d}.json",
                       with_tail(gen.make_file(seed=400 + i, **one), 2, 30 + i, percentiles=False))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_gate_on_the_median_passes_on_the_p99_fails(self):
         base, cand = self.tmp / "base", self.tmp / "slow_tail"
