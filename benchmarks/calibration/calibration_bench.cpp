@@ -317,6 +317,39 @@ void shape_table() {
   }
 }
 
+// `compare --statistic p99`: rows of 400 per-iteration samples carrying percentiles_us, each trial
+// reduced to its p99. A/A regression rate, and the regression rate of a true slowdown of every sample
+// (the p99 moves with it), beside the median's on the same data. Outliers (x1.5-3) are the tail.
+void p99_table() {
+  fmt::print("\n#### `--statistic p99`: regression rate (inconclusive rate), 18 sizes, 400 samples a row\n\n");
+  fmt::print("alpha 0.05, per-launch sigma 1%, {} pairs a cell; A/A must be <= 5%.\n\n", g_pairs);
+  fmt::print(
+      "| outliers | trials a side | true slowdown | p99: threshold 0 | p99: threshold 1% | p99: threshold 5% | "
+      "median: threshold 0 |\n|---|---|---|---|---|---|---|\n");
+  for (double outliers : {0.01, 0.03}) {
+    for (int trials : {3, 5, 10}) {
+      for (double slowdown : {0.0, 0.03, 0.10}) {
+        NoiseModel b = model(trials, 0.01);
+        b.samples = 400;
+        b.outlier_rate = outliers;
+        b.percentiles = {99};
+        NoiseModel k = b;
+        k.ratio = [slowdown](const std::string&, std::size_t) { return 1.0 / (1.0 + slowdown); };
+        std::string row = fmt::format("| {}% | {} | {}% |", outliers * 100.0, trials, slowdown * 100.0);
+        for (double thr : {0.0, 0.01, 0.05}) {
+          CompareOptions o = gate(thr);
+          o.row_percentile = 99;
+          const auto c = cell(b, k, o, 0.0);
+          row += fmt::format(" {} ({}) |", pct(c.rate(c.regression)), pct(c.rate(c.inconclusive)));
+        }
+        const auto c = cell(b, k, gate(0.0), 0.0);
+        row += fmt::format(" {} ({}) |", pct(c.rate(c.regression)), pct(c.rate(c.inconclusive)));
+        fmt::print("{}\n", row);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -340,6 +373,7 @@ int main(int argc, char** argv) {
   if (want("coverage")) coverage_table();
   if (want("claim")) claim_table();
   if (want("shape")) shape_table();
+  if (only == "p99") p99_table();  // not in the full run: asked by name
   if (g_nodrift_runs > 0) {
     fmt::print(
         "\nNo drift in the data ({} comparisons): a drift flagged in {} ({}), a verdict changed by it in {} ({})\n",

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/numbers.hpp"
 #include "core/output_folders.hpp"
+#include "core/percentiles.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -68,7 +69,8 @@ int compare_main(int argc, char** argv) {
   app.add_option("--expect-speedup", expect, "claimed speedup: 18%, 0.18 or 1.18x");
   app.add_option("--tolerance", tolerance, "equivalence margin around the claim (default 5%)");
   app.add_option("--statistic", statistic,
-                 "geomean|max across sizes; step: the step row of two ccbench replay results of one trace");
+                 "geomean|max across sizes; step: the step row of two ccbench replay results of one trace; pNN "
+                 "(p99, p99.9): each trial's percentile instead of its median");
   app.add_option("--metric", metric, "busbw|time");
   app.add_option("--ops", ops, "comma-separated ops to compare");
   app.add_option("--min-bytes", min_bytes, "smallest size to compare (K/M/G)");
@@ -123,7 +125,18 @@ int compare_main(int argc, char** argv) {
     if (!max_bytes.empty()) o.scope.max_bytes = parse_bytes(max_bytes);
     if (o.scope.min_bytes > o.scope.max_bytes) throw UsageError("--min-bytes is larger than --max-bytes");
     if (!metric.empty()) o.metric = parse_metric(metric, "--metric");
-    if (!statistic.empty()) o.statistic = parse_statistic(statistic, "--statistic");
+    // pNN chooses the per-trial statistic; the one across sizes stays the claim's (or geomean).
+    const std::optional<double> row_percentile = percentiles::parse_statistic(statistic);
+    if (row_percentile) {
+      o.row_percentile = row_percentile;
+    } else if (!statistic.empty() && statistic.front() == 'p') {
+      throw UsageError(
+          fmt::format("--statistic: '{}' is not a percentile: pNN with NN strictly between 0 and 100 "
+                      "(p50, p99, p99.9)",
+                      statistic));
+    } else if (!statistic.empty()) {
+      o.statistic = parse_statistic(statistic, "--statistic");
+    }
     if (o.statistic == Statistic::step && o.metric == Metric::busbw && !metric.empty())
       throw UsageError(
           "--metric busbw: the step row is a time (its bytes sum different calls' buffers); "
@@ -133,7 +146,7 @@ int compare_main(int argc, char** argv) {
     if (!claim_file.empty()) {
       Claim c = load_claim_file(claim_file);
       if (!metric.empty()) c.metric = o.metric;
-      if (!statistic.empty()) c.statistic = o.statistic;
+      if (!statistic.empty() && !row_percentile) c.statistic = o.statistic;
       if (app.count("--tolerance") > 0) c.tolerance = parse_fraction_or_ratio(tolerance, "--tolerance");
       o.claim = c;
     } else if (!expect.empty()) {

@@ -13,6 +13,7 @@
 #include "core/numbers.hpp"
 #include "sweep/config_file.hpp"
 #include "sweep/flag_suggestion.hpp"
+#include "sweep/percentiles_flag.hpp"
 
 namespace ccbench::cli {
 namespace {
@@ -113,6 +114,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     throw UsageError("--timing: expected ccbench or nccl-tests, got '" + flags.timing + "'");
   }
   config.groups = groups::parse(flags.groups_spec);
+  apply_percentiles_flag(config, flags.percentiles);
   if (!flags.link_gbps.empty()) {
     config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");

@@ -7,6 +7,7 @@
 #include "compare/statistics.hpp"
 #include "compare/trial_stats.hpp"
 #include "core/bandwidth.hpp"
+#include "core/percentiles.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
 
@@ -28,8 +29,13 @@ SideAtSize describe_side(const RowKey& key, const SideSize& s) {
   out.rows_ci_not_met = s.rows_ci_not_met;
   out.wrong = s.wrong;
   out.median_us = stats::median_sorted(s.pooled);
-  // An order-statistic CI needs raw samples and n >= 6 to reach 95%; imported summaries get none.
-  if (!s.summary && s.pooled.size() >= 6) {
+  if (s.percentile) {
+    // --statistic pNN: the pooled pNN and its order-statistic interval (absent with too few samples).
+    out.median_us = stats::quantile_sorted(s.pooled, *s.percentile / 100.0);
+    if (const auto ci = percentiles::ci_indices(s.pooled.size(), *s.percentile); ci && !s.summary)
+      out.ci_us = Interval{s.pooled[ci->first], s.pooled[ci->second]};
+  } else if (!s.summary && s.pooled.size() >= 6) {
+    // An order-statistic CI needs raw samples and n >= 6 to reach 95%; imported summaries get none.
     const auto [lo, hi] = stats::median_ci_indices(s.pooled.size(), 0.95);
     out.ci_us = Interval{s.pooled[lo], s.pooled[hi]};
   }

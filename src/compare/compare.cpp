@@ -46,6 +46,7 @@ Comparison start(const CompareOptions& o) {
   c.claim = o.claim;
   c.gate = o.gate;
   c.metric = o.claim ? o.claim->metric : o.metric;
+  c.row_percentile = o.row_percentile;
   c.min_trials = o.min_trials;
   c.alpha = o.alpha;
   c.normalize = o.normalize.value_or(o.claim ? o.claim->normalize : Normalize::none);
@@ -71,7 +72,7 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
   const Scope scope = step ? step_scope(o.scope, o.claim ? &*o.claim : nullptr) : effective_scope(o);
 
   // Match: rows by key, and the sides' metadata (comparability, claim requirements, links).
-  const Matched m = match_sides(baseline, candidate, scope);
+  const Matched m = match_sides(baseline, candidate, scope, o.row_percentile);
   c.only_in_baseline = m.only_in_baseline;
   c.only_in_candidate = m.only_in_candidate;
   if (m.time_only_left_out > 0)

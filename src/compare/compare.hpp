@@ -42,6 +42,8 @@ struct CompareOptions {
   std::optional<Gate> gate;
   Metric metric = Metric::busbw;             // when there is no claim
   Statistic statistic = Statistic::geomean;  // when there is no claim
+  // --statistic pNN: each trial's pNN (rows measured with --percentiles) instead of its median.
+  std::optional<double> row_percentile;
   std::optional<Normalize> normalize;        // overrides the claim's
   Scope scope;                               // flags; narrowed further by the claim
   std::set<std::string> allow_mismatch;
@@ -57,8 +59,8 @@ struct CompareOptions {
 };
 
 struct SideAtSize {
-  double median_us = 0;
-  std::optional<Interval> ci_us;  // 95% order-statistic CI of the median; absent for summaries or n < 6
+  double median_us = 0;  // the pooled median, or the pooled pNN under --statistic pNN
+  std::optional<Interval> ci_us;  // 95% order-statistic CI of it; absent for summaries or too few samples
   std::size_t samples = 0;
   std::size_t trials = 0;
   bool summary = false;
@@ -164,6 +166,7 @@ struct Comparison {
   std::optional<Gate> gate;
   Metric metric = Metric::busbw;
   Normalize normalize = Normalize::none;
+  std::optional<double> row_percentile;  // --statistic pNN: the per-trial statistic (else the median)
   Summary summary;
   std::vector<RowResult> rows;
   std::vector<Difference> differences;

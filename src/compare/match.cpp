@@ -1,8 +1,12 @@
 #include "compare/match.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
+#include "core/error.hpp"
+#include "core/percentiles.hpp"
 #include "core/stats.hpp"
 
 namespace ccbench::compare {
@@ -34,12 +38,26 @@ struct Accumulated {
   SideSize info;
 };
 
-std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, int& trial_count) {
+// --statistic pNN is asked of rows measured with --percentiles: the level must be among the row's.
+void require_percentile(const ResultFile& file, std::size_t index, const ResultRow& row, double percent) {
+  const std::string key = percentiles::key(percent);
+  const auto& levels = row.extra.contains("percentiles_us") ? row.extra["percentiles_us"] : nlohmann::json();
+  if (levels.is_object() && levels.contains(key)) return;
+  throw UsageError(
+      fmt::format("--statistic {}: {}: /results/{} ({} {} B) has no percentiles_us.{} (measure with "
+                  "ccbench run --percentiles {})",
+                  key, file.source, index, row.op, row.bytes, key, key.substr(1)));
+}
+
+std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, std::optional<double> row_percentile,
+                                         int& trial_count) {
   std::map<RowKey, Accumulated> out;
   std::map<std::pair<std::size_t, int>, int> dense;  // (file index, trial) -> dense id
   for (std::size_t f = 0; f < side.files.size(); ++f) {
-    for (const auto& row : side.files[f].results) {
+    for (std::size_t index = 0; index < side.files[f].results.size(); ++index) {
+      const ResultRow& row = side.files[f].results[index];
       if (!scope.contains(row.op, row.bytes)) continue;
+      if (row_percentile) require_percentile(side.files[f], index, row, *row_percentile);
       const auto [it, inserted] = dense.try_emplace({f, row.trial}, static_cast<int>(dense.size()));
       RowKey key{row.op, row.dtype, row.redop, row.in_place, row.bytes, row.ranks};
       auto& acc = out[key];
@@ -61,8 +79,9 @@ std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, i
   return out;
 }
 
-SideSize finish(Accumulated&& acc) {
+SideSize finish(Accumulated&& acc, std::optional<double> row_percentile) {
   SideSize s = std::move(acc.info);
+  s.percentile = row_percentile;
   std::size_t total = 0;
   for (const auto& [id, samples] : acc.trials) total += samples.size();
   s.pooled.reserve(total);
@@ -70,7 +89,8 @@ SideSize finish(Accumulated&& acc) {
     s.pooled.insert(s.pooled.end(), samples.begin(), samples.end());
     std::sort(samples.begin(), samples.end());
     s.trial_ids.push_back(id);
-    s.trial_medians.push_back(stats::median_sorted(samples));
+    s.trial_medians.push_back(row_percentile ? stats::quantile_sorted(samples, *row_percentile / 100.0)
+                                             : stats::median_sorted(samples));
   }
   std::sort(s.pooled.begin(), s.pooled.end());
   return s;
@@ -78,10 +98,11 @@ SideSize finish(Accumulated&& acc) {
 
 }  // namespace
 
-Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope) {
+Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope,
+                    std::optional<double> row_percentile) {
   Matched m;
-  auto base = accumulate(baseline, scope, m.baseline_trials);
-  auto cand = accumulate(candidate, scope, m.candidate_trials);
+  auto base = accumulate(baseline, scope, row_percentile, m.baseline_trials);
+  auto cand = accumulate(candidate, scope, row_percentile, m.candidate_trials);
   m.time_only_left_out = time_only_rows(baseline, scope) + time_only_rows(candidate, scope);
   for (auto& [key, acc] : base) {
     auto it = cand.find(key);
@@ -89,7 +110,7 @@ Matched match_sides(const Side& baseline, const Side& candidate, const Scope& sc
       m.only_in_baseline.push_back(key);
       continue;
     }
-    m.sizes.push_back({key, finish(std::move(acc)), finish(std::move(it->second))});
+    m.sizes.push_back({key, finish(std::move(acc), row_percentile), finish(std::move(it->second), row_percentile)});
   }
   for (const auto& [key, acc] : cand) {
     if (!base.contains(key)) m.only_in_candidate.push_back(key);

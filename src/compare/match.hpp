@@ -5,6 +5,7 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct SideSize {
   std::vector<double> pooled;         // all samples of all trials, ascending
   std::vector<int> trial_ids;         // ascending
   std::vector<double> trial_medians;  // median of each trial's samples, same order as trial_ids
+  // --statistic pNN: the level in percent, and trial_medians hold each trial's pNN instead (the
+  // type-7 quantile of its samples, as the row's percentiles_us).
+  std::optional<double> percentile;
   bool summary = false;               // samples are imported summaries, not measured iterations
   std::size_t rows = 0;
   std::size_t rows_ci_not_met = 0;
@@ -64,6 +68,9 @@ struct Matched {
   std::size_t time_only_left_out = 0;  // rows of time_only_op ops the default scope left out, both sides
 };
 
-Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope);
+// `row_percentile` (--statistic pNN): every row in scope must carry percentiles_us.pNN (UsageError
+// naming the file and row otherwise) and each trial is reduced to its pNN instead of its median.
+Matched match_sides(const Side& baseline, const Side& candidate, const Scope& scope,
+                    std::optional<double> row_percentile = std::nullopt);
 
 }  // namespace ccbench::compare

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compare/render.hpp"
+#include "core/percentiles.hpp"
 #include "core/sizes.hpp"
 
 namespace ccbench::compare::compare_cells {
@@ -180,11 +181,18 @@ std::string side_line(const compare::SideInfo& s) {
 }
 
 std::string metric_line(const Comparison& c) {
+  // --statistic pNN: every per-size number is the pNN (pooled, and each trial's for the tests).
+  const std::string statistic =
+      c.row_percentile ? percentiles::key(*c.row_percentile) + " of per-iteration times" : "median";
   return c.metric == Metric::busbw
-             ? "metric busbw (GB/s, median ± 95% CI); ratio = candidate/baseline busbw, >1 = candidate faster; "
-               "~ = not significant (Mann-Whitney p >= 0.05)"
-             : "metric time (us, median ± 95% CI); ratio = baseline/candidate time, >1 = candidate faster; "
-               "~ = not significant (Mann-Whitney p >= 0.05)";
+             ? fmt::format(
+                   "metric busbw (GB/s, {} ± 95% CI); ratio = candidate/baseline busbw, >1 = candidate faster; "
+                   "~ = not significant (Mann-Whitney p >= 0.05)",
+                   statistic)
+             : fmt::format(
+                   "metric time (us, {} ± 95% CI); ratio = baseline/candidate time, >1 = candidate faster; "
+                   "~ = not significant (Mann-Whitney p >= 0.05)",
+                   statistic);
 }
 
 }  // namespace ccbench::compare::compare_cells

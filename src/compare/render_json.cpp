@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "compare/render.hpp"
+#include "core/percentiles.hpp"
 
 namespace ccbench::compare {
 
@@ -101,6 +102,8 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                                    {"last_look", s.looks.last_look},
                                    {"look", s.looks.look},
                                    {"level", {{"ci", s.looks.per_look(0.025)}, {"ci90", s.looks.per_look(0.05)}}}};
+  // --statistic pNN: the per-size statistic (each trial's pNN, and the sides' pooled pNN).
+  if (c.row_percentile) summary["row_statistic"] = percentiles::key(*c.row_percentile);
   const bool links_known = c.baseline.link_gbps && c.candidate.link_gbps;
   if (links_known) summary["link_gbps"] = json::array({*c.baseline.link_gbps, *c.candidate.link_gbps});
   if (s.normalized || (links_known && *c.baseline.link_gbps != *c.candidate.link_gbps)) {

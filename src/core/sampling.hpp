@@ -9,4 +9,7 @@ namespace ccbench {
 // with fewer (docs/method.md).
 inline constexpr int kMinSamplesPerSize = 10;
 
+// The most samples `-n auto` takes of one size.
+inline constexpr int kMaxSamplesPerSize = 100000;
+
 }  // namespace ccbench

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+
+#include "core/percentiles.hpp"
 
 namespace ccbench::report {
 
@@ -19,19 +22,100 @@ double ci_percent(const ResultRow& row) {
   return 100.0 * std::max(t.median - t.ci95_lo, t.ci95_hi - t.median) / t.median;
 }
 
-std::string table_header(const std::string& op, int trial, int trials, bool groups) {
+namespace {
+
+std::string time_text(double t) {
+  return t >= 1e4 ? fmt::format("{:.0f}", t) : t >= 100 ? fmt::format("{:.1f}", t) : fmt::format("{:.2f}", t);
+}
+
+// For each level, its name and unit over a time and a CI column, out-of-place then in-place.
+std::string percentile_header(std::span<const double> percentiles, bool units) {
+  std::string out;
+  for (int variant = 0; variant < 2; ++variant) {
+    for (const double p : percentiles) {
+      out +=
+          units ? fmt::format(" {:>9} {:>6}", "(us)", "(±%)") : fmt::format(" {:>9} {:>6}", percentiles::key(p), "ci");
+    }
+  }
+  return out;
+}
+
+// A level's value and the relative half-width of its interval ("-" when the row has none).
+std::string percentile_columns(const ResultRow* row, std::span<const double> percentiles) {
+  std::string out;
+  for (const double p : percentiles) {
+    const auto level = row != nullptr ? percentile_value(*row, p) : std::nullopt;
+    if (!level) {
+      out += fmt::format(" {:>9} {:>6}", "-", "-");
+      continue;
+    }
+    const double value = level->value_us;
+    const std::string ci =
+        level->ci95_us && value > 0
+            ? fmt::format("{:.1f}",
+                          100.0 * std::max(value - level->ci95_us->first, level->ci95_us->second - value) / value)
+            : std::string("-");
+    out += fmt::format(" {:>9} {:>6}", time_text(value), ci);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<PercentileValue> percentile_value(const ResultRow& row, double percent) {
+  if (!row.extra.contains("percentiles_us") || !row.extra["percentiles_us"].is_object()) return std::nullopt;
+  const auto& levels = row.extra["percentiles_us"];
+  const std::string k = percentiles::key(percent);
+  if (!levels.contains(k) || !levels[k].is_object() || !levels[k].contains("value") || !levels[k]["value"].is_number())
+    return std::nullopt;
+  PercentileValue out;
+  out.value_us = levels[k]["value"].get<double>();
+  const auto& ci = levels[k].contains("ci95") ? levels[k]["ci95"] : nlohmann::json();
+  if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number())
+    out.ci95_us = std::pair{ci[0].get<double>(), ci[1].get<double>()};
+  return out;
+}
+
+std::vector<double> percentile_levels(std::span<const ResultFile> files) {
+  std::set<double> levels;
+  for (const auto& file : files) {
+    for (const double p : percentile_levels(file.results)) levels.insert(p);
+  }
+  return {levels.begin(), levels.end()};
+}
+
+std::vector<double> percentile_levels(std::span<const ResultRow> rows) {
+  std::set<double> levels;
+  for (const auto& row : rows) {
+    if (!row.extra.contains("percentiles_us") || !row.extra["percentiles_us"].is_object()) continue;
+    for (const auto& [k, v] : row.extra["percentiles_us"].items()) {
+      if (const auto p = percentiles::parse_statistic(k)) levels.insert(*p);
+    }
+  }
+  return {levels.begin(), levels.end()};
+}
+
+std::string table_header(const std::string& op, int trial, int trials, bool groups,
+                         std::span<const double> percentiles) {
   std::string out =
       trials > 1 ? fmt::format("#\n# {}  (trial {}/{})\n#\n", op, trial + 1, trials) : fmt::format("#\n# {}\n#\n", op);
   out += fmt::format("# {:>62}{:>40}", "out-of-place", "in-place");
-  out += groups ? fmt::format("{:>22}\n", "all groups") : "\n";
+  if (groups) out += fmt::format("{:>22}", "all groups");
+  if (!percentiles.empty()) {
+    const std::size_t width = 17 * percentiles.size();  // one level's time and CI columns
+    out += fmt::format("{:>{}}{:>{}}", "out-of-place", width, "in-place", width);
+  }
+  out += "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "ci", "time",
                      "algbw", "busbw", "#wrong", "ci");
-  out += groups ? fmt::format(" {:>9} {:>9}\n", "aggbw", "aggbw") : "\n";
+  if (groups) out += fmt::format(" {:>9} {:>9}", "aggbw", "aggbw");
+  out += percentile_header(percentiles, false) + "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(±%)", "(us)", "(GB/s)",
                      "(GB/s)", "", "(±%)");
-  out += groups ? fmt::format(" {:>9} {:>9}\n", "(GB/s)", "(GB/s)") : "\n";
+  if (groups) out += fmt::format(" {:>9} {:>9}", "(GB/s)", "(GB/s)");
+  out += percentile_header(percentiles, true) + "\n";
   return out;
 }
 
@@ -46,7 +130,9 @@ std::string p2p_table_header(const std::string& op, int trial, int trials) {
 
 std::string p2p_table_row(const ResultRow& row) {
   const double t = row.time_us.median;
-  const std::string time = t >= 1e4 ? fmt::format("{:.0f}", t) : t >= 100 ? fmt::format("{:.1f}", t) : fmt::format("{:.2f}", t);
+  const std::string time = t >= 1e4   ? fmt::format("{:.0f}", t)
+                           : t >= 100 ? fmt::format("{:.1f}", t)
+                                      : fmt::format("{:.2f}", t);
   const double ci = ci_percent(row);
   // One message per median time: messages per microsecond is millions per second.
   const std::string rate = t > 0 ? fmt::format("{:.3f}", 1.0 / t) : std::string("-");
@@ -78,13 +164,16 @@ std::string aggregate_column(const ResultRow* row) {
 
 }  // namespace
 
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups) {
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups,
+                      std::span<const double> percentiles) {
   const ResultRow* any = out_of_place != nullptr ? out_of_place : in_place;
   if (any == nullptr) return "";
   std::string line =
       fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>5}", any->bytes, any->count, any->dtype, any->redop, any->root) +
       variant_columns(out_of_place) + variant_columns(in_place);
   if (groups) line += aggregate_column(out_of_place) + aggregate_column(in_place);
+  if (!percentiles.empty())
+    line += percentile_columns(out_of_place, percentiles) + percentile_columns(in_place, percentiles);
   return line + "\n";
 }
 

@@ -2,17 +2,36 @@
 // `ccbench run` on rank 0 and by `ccbench report --format table`.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.hpp"
 
 namespace ccbench::report {
 
 // Title line and the three header lines, for one op (and trial when there are several). `groups`
-// (a --groups run) adds the aggregate busbw of all groups, out-of-place and in-place, at the end.
-std::string table_header(const std::string& op, int trial, int trials, bool groups = false);
+// (a --groups run) adds the aggregate busbw of all groups, out-of-place and in-place, at the end;
+// `percentiles` (levels in percent, a --percentiles run) then adds each level's time and CI,
+// out-of-place and in-place. Without either the table is the one nccl-tests users know.
+std::string table_header(const std::string& op, int trial, int trials, bool groups = false,
+                         std::span<const double> percentiles = {});
 // One line per size: the out-of-place and in-place results side by side (either may be null).
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups = false);
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups = false,
+                      std::span<const double> percentiles = {});
+// The levels (in percent, ascending) of the rows' `percentiles_us`, empty when none has them.
+std::vector<double> percentile_levels(std::span<const ResultRow> rows);
+// ... and of every row of every file.
+std::vector<double> percentile_levels(std::span<const ResultFile> files);
+// One level of a row's `percentiles_us` (docs/result-format.md): its value and 95% CI in us; nullopt
+// when the row does not carry the level, no CI when the row had too few samples for one.
+struct PercentileValue {
+  double value_us = 0;
+  std::optional<std::pair<double, double>> ci95_us;
+};
+std::optional<PercentileValue> percentile_value(const ResultRow& row, double percent);
 // Point-to-point transport tests (`ccbench fabric`: pingpong, bw, bibw, write, read) have no count,
 // type, redop, root or in-place half: their own table of size, time per message, bandwidth,
 // message rate and CI.

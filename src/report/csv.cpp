@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/percentiles.hpp"
 #include "core/run_metadata.hpp"
 #include "report/console_table.hpp"
 #include "report/renderers.hpp"
@@ -42,6 +43,12 @@ constexpr std::array kColumns = {
 std::string render_csv(const ReportInput& input) {
   std::string out;
   for (std::size_t i = 0; i < kColumns.size(); ++i) out += fmt::format("{}{}", i ? "," : "", kColumns[i]);
+  // run --percentiles: each level's value and CI bounds (empty where a row lacks them).
+  const std::vector<double> levels = percentile_levels(input.files);
+  for (const double p : levels) {
+    const std::string k = percentiles::key(p);
+    out += fmt::format(",{}_us,{}_ci95_lo_us,{}_ci95_hi_us", k, k, k);
+  }
   out += "\r\n";
   const auto labels = display_labels(input.files);
   for (std::size_t f = 0; f < input.files.size(); ++f) {
@@ -77,6 +84,13 @@ std::string render_csv(const ReportInput& input) {
           field(instance),
       };
       for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+      for (const double p : levels) {
+        const auto level = percentile_value(r, p);
+        const bool ci = level && level->ci95_us;
+        out += fmt::format(",{},{},{}", level ? exact(level->value_us) : std::string(),
+                           ci ? exact(level->ci95_us->first) : std::string(),
+                           ci ? exact(level->ci95_us->second) : std::string());
+      }
       out += "\r\n";
     }
   }

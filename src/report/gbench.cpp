@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/percentiles.hpp"
 #include "core/run_metadata.hpp"
 #include "report/console_table.hpp"
 #include "report/renderers.hpp"
@@ -91,6 +92,15 @@ std::string render_gbench(const ReportInput& input) {
           {"ranks", r.ranks},
           {"backend", r.backend},
       };
+      // run --percentiles: each level's value and CI as user counters (p99_us, p99_ci95_us).
+      for (const double p : percentile_levels(file.results)) {
+        const auto level = percentile_value(r, p);
+        if (!level) continue;
+        const std::string k = percentiles::key(p);
+        b[k + "_us"] = level->value_us;
+        b[k + "_ci95_us"] =
+            level->ci95_us ? json::array({level->ci95_us->first, level->ci95_us->second}) : json(nullptr);
+      }
       benchmarks.push_back(std::move(b));
     }
   }

@@ -16,6 +16,7 @@
 #include "report/checkpoint_html.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
+#include "report/percentile_table.hpp"
 #include "report/report_common.hpp"
 #include "report/svg_chart.hpp"
 
@@ -459,6 +460,18 @@ std::string render_html(const ReportInput& input) {
   for (const auto& op : ops_in_order(input.files))
     if (!is_checkpoint_op(op)) out += op_section(op, sides);
   out += checkpoint_html_section(input.files, labels);
+  if (const PercentileTable pt = percentile_table(input.files, labels); !pt.empty()) {
+    out += "<section id=\"percentiles\">\n<h2>Percentiles of per-iteration times</h2>\n<p class=\"sub\">run "
+           "--percentiles: one op a sample, the slowest rank; 95% order-statistic CIs (docs/method.md).</p>\n<table>\n<tr>";
+    for (const auto& h : pt.header) out += "<th>" + esc(h) + "</th>";
+    out += "</tr>\n";
+    for (const auto& row : pt.rows) {
+      out += "<tr>";
+      for (const auto& c : row) out += "<td>" + esc(c) + "</td>";
+      out += "</tr>\n";
+    }
+    out += "</table>\n</section>\n";
+  }
   out += metadata_section(input.files, labels);
   out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());
   out +=

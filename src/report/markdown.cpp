@@ -11,6 +11,7 @@
 #include "core/run_metadata.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
+#include "report/percentile_table.hpp"
 #include "report/report_common.hpp"
 #include "core/host_load_note.hpp"
 
@@ -182,6 +183,19 @@ std::string render_markdown(const ReportInput& input) {
         out += fmt::format(" {}{}{} | {} |", sig(p->time_median_us), ci,
                            p->wrong ? fmt::format(" ❌ {} wrong", p->wrong) : "", sig(p->busbw_gbps));
       }
+      out += "\n";
+    }
+    out += "\n";
+  }
+  if (const PercentileTable pt = percentile_table(input.files, labels); !pt.empty()) {
+    out += "### Percentiles of per-iteration times (run --percentiles)\n\n|";
+    for (const auto& h : pt.header) out += fmt::format(" {} |", cell(h));
+    out += "\n|---|---|---:|---|---:|";  // run, op, size, place, trial
+    for (std::size_t i = 5; i < pt.header.size(); ++i) out += "---:|";
+    out += "\n";
+    for (const auto& row : pt.rows) {
+      out += "|";
+      for (const auto& c : row) out += fmt::format(" {} |", cell(c));
       out += "\n";
     }
     out += "\n";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/run_metadata.hpp"
+#include "report/console_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
 
@@ -157,6 +158,35 @@ std::string render_prometheus(const ReportInput& input) {
       w.sample("ccbench_time_median_ci95_seconds", l, v / 1e6);
     }
   });
+  // run --percentiles: each level of the per-iteration times and its CI (only when some row has them).
+  if (const std::vector<double> levels = percentile_levels(input.files); !levels.empty()) {
+    w.family("ccbench_time_percentile_seconds", "gauge",
+             "Percentile of per-iteration times (run --percentiles, one op a sample, max over ranks), seconds.");
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      for (const double p : levels) {
+        const auto level = percentile_value(r, p);
+        if (!level) continue;
+        Labels l = row_labels(f, r);
+        l.emplace_back("percentile", exact(p));
+        w.sample("ccbench_time_percentile_seconds", l, level->value_us / 1e6);
+      }
+    });
+    w.family("ccbench_time_percentile_ci95_seconds", "gauge",
+             "Bounds of the 95% order-statistic confidence interval of each percentile, in seconds.");
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      for (const double p : levels) {
+        const auto level = percentile_value(r, p);
+        if (!level || !level->ci95_us) continue;
+        for (const auto& [bound, v] :
+             {std::pair{"lower", level->ci95_us->first}, std::pair{"upper", level->ci95_us->second}}) {
+          Labels l = row_labels(f, r);
+          l.emplace_back("percentile", exact(p));
+          l.emplace_back("bound", bound);
+          w.sample("ccbench_time_percentile_ci95_seconds", l, v / 1e6);
+        }
+      }
+    });
+  }
   w.family("ccbench_wrong_elements", "gauge", "Elements that failed the data check (0 when correct).");
   for_rows([&](std::size_t f, const ResultRow& r) {
     w.sample("ccbench_wrong_elements", row_labels(f, r), static_cast<double>(r.wrong));

@@ -60,10 +60,11 @@ std::string render_table(const ReportInput& input) {
       return std::pair{std::ranges::find(ops, std::get<0>(k)) - ops.begin(), std::get<4>(k)};
     });
     const int ntrials = static_cast<int>(trials.size());
+    const std::vector<double> levels = percentile_levels(file.results);
     for (const auto& key : order) {
       const auto& [op, backend, dtype, redop, trial] = key;
-      out += table_header(op + " (" + backend + ")", trial, ntrials, grouped);
-      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, grouped);
+      out += table_header(op + " (" + backend + ")", trial, ntrials, grouped, levels);
+      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, grouped, levels);
     }
     out += "\n";
   }

@@ -35,12 +35,13 @@ ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std:
       progress_out_(progress),
       show_progress_(show_progress(config)),
       groups_(config.groups.kind != groups::Kind::none),
+      percentiles_(config.percentiles),
       point_to_point_(point_to_point) {}
 
 void ConsoleReporter::on_op_begin(int trial, Op op) {
   const std::string title = std::string(name(op)) + title_suffix_;
   std::fputs((point_to_point_ ? report::p2p_table_header(title, trial, trials_)
-                              : report::table_header(title, trial, trials_, groups_))
+                              : report::table_header(title, trial, trials_, groups_, percentiles_))
                  .c_str(),
              table_);
   std::fflush(table_);
@@ -61,7 +62,7 @@ void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
   const ResultRow* out_of_place = nullptr;
   const ResultRow* in_place = nullptr;
   for (const auto& row : rows) (row.in_place ? in_place : out_of_place) = &row;
-  std::fputs(report::table_row(out_of_place, in_place, groups_).c_str(), table_);
+  std::fputs(report::table_row(out_of_place, in_place, groups_, percentiles_).c_str(), table_);
   std::fflush(table_);
 }
 

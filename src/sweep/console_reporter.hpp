@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "report/progress_line.hpp"
 #include "sweep/engine.hpp"
@@ -30,7 +31,8 @@ class ConsoleReporter final : public SweepObserver {
   std::FILE* table_;
   std::FILE* progress_out_;
   bool show_progress_ = false;
-  bool groups_ = false;  // --groups: the aggregate busbw columns
+  bool groups_ = false;              // --groups: the aggregate busbw columns
+  std::vector<double> percentiles_;  // --percentiles: each level's columns
   bool point_to_point_ = false;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/bandwidth.hpp"
+#include "core/percentiles.hpp"
 #include "core/sampling.hpp"
 #include "core/stats.hpp"
 #include "sweep/per_rank.hpp"
@@ -187,7 +188,8 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
   }
   row.batch = batch;
 
-  const StoppingRule rule{config_.iters, config_.target_ci, config_.max_time_per_size_s, kMinSamplesPerSize, 100000};
+  const StoppingRule rule{config_.iters, config_.target_ci, config_.max_time_per_size_s, config_.min_samples,
+                          kMaxSamplesPerSize};
   int round = first_round(rule);
   std::vector<double> local;
   const auto start = std::chrono::steady_clock::now();
@@ -270,6 +272,11 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
       row.extra["matrix"] = matrix_row_json(*c.matrix, s.median, config_.link_gbps);
     }
     row.ci_target_met = ci_met;
+    if (!config_.percentiles.empty()) {
+      std::vector<double> sorted = row.samples_us;
+      std::ranges::sort(sorted);
+      row.extra["percentiles_us"] = percentiles::to_json(sorted, config_.percentiles);
+    }
     if (grouped()) {
       row.extra["groups"] = groups::row_json(*groups_.layout, groups_.nodes_per_group, c.op, row.bytes, group_samples,
                                              s.median, group_wrong);

@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "core/sampling.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/sampling.hpp"
 #include "sweep/run_flags.hpp"
 
 namespace ccbench {
@@ -52,7 +52,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"trials", c.trials},
       {"target_ci", c.target_ci},
       {"max_time_per_size_s", c.max_time_per_size_s},
-      {"min_samples", kMinSamplesPerSize},
+      {"min_samples", c.min_samples},
       {"check", c.check},
       {"in_place", name(c.in_place)},
       {"seed", c.seed},
@@ -63,6 +63,10 @@ nlohmann::json to_json(const RunConfig& c) {
   // Only when given, so a run without matrix ops records what it always did.
   if (!c.matrix_path.empty()) out["matrix"] = c.matrix_path;
   if (!c.moe.empty()) out["moe"] = c.moe;
+  if (!c.percentiles.empty()) {
+    out["percentiles"] = c.percentiles;
+    out["timing"]["batch_rule"] = "--percentiles: one op a sample (per-iteration times)";
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/groups.hpp"
+#include "core/sampling.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 
@@ -45,6 +46,10 @@ struct RunConfig {
   InPlaceMode in_place = InPlaceMode::both;
   TimingMethod timing = TimingMethod::ccbench;
   int batch = 0;  // ops per sample; 0 = chosen from the warm-up time
+  // --percentiles: levels in percent, ascending; each sample one op (batch 1) and -n auto takes at
+  // least min_samples, enough for the widest level's interval (sweep/percentiles_flag).
+  std::vector<double> percentiles;
+  int min_samples = kMinSamplesPerSize;
   std::uint32_t seed = 1;
   double timeout_s = 300;
   std::string label;

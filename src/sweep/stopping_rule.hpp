@@ -14,7 +14,7 @@ struct StoppingRule {
   double target_ci = 0.01;    // stop when the 95% CI of the median is within this fraction of it
   double max_time_s = 1.0;    // ... or when this much time went into the size
   int min_samples = kMinSamplesPerSize;
-  int max_samples = 100000;
+  int max_samples = kMaxSamplesPerSize;
 };
 
 struct StopDecision {

@@ -1,6 +1,7 @@
 #include "cli/flag_sets/run.hpp"
 
 #include "core/types.hpp"
+#include "sweep/percentiles_flag.hpp"
 #include "sweep/run_flags.hpp"
 
 namespace ccbench::cli {
@@ -19,6 +20,7 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_option("--groups", groups_spec,
              "concurrent communicators: mod:N (same rank mod N together), div:N (blocks of N), none")
       ->default_str("none");
+  add_percentiles_flag(*this, percentiles);
   add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
   add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
   add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");

@@ -7,6 +7,7 @@
 
 #include "compare/statistics.hpp"
 #include "core/bandwidth.hpp"
+#include "core/percentiles.hpp"
 #include "core/types.hpp"
 
 namespace ccbench::calibration {
@@ -62,6 +63,7 @@ std::vector<ResultFile> make_files(const NoiseModel& m, std::uint64_t seed) {
         const std::size_t n = sorted.size();
         r.time_us.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
         r.ci_target_met = true;
+        if (!m.percentiles.empty()) r.extra["percentiles_us"] = percentiles::to_json(sorted, m.percentiles);
         f.results.push_back(std::move(r));
       }
     }

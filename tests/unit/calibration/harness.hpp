@@ -37,6 +37,9 @@ struct NoiseModel {
   // True speedup ratio time_base / time_cand at (op, size index); 1 on the baseline.
   std::function<double(const std::string&, std::size_t)> ratio = [](const std::string&, std::size_t) { return 1.0; };
   bool one_file_per_trial = false;  // N files of one trial, as repeated launches leave them
+  // Levels (percent) each row carries in percentiles_us, as `run --percentiles` writes them (batch 1),
+  // so `compare --statistic pNN` can be calibrated; empty: none.
+  std::vector<double> percentiles;
 };
 
 // A side of `m.trials` launches drawn with `seed` (deterministic).

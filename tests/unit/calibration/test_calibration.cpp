@@ -60,6 +60,19 @@ TEST(Calibration, GateFalseAlarmsAtMostAlphaAtEveryTrialCount) {
   }
 }
 
+TEST(Calibration, GateOnTheP99FalseAlarmsAtMostAlpha) {
+  // compare --statistic p99: rows of 400 per-iteration samples, each trial reduced to its p99, whose
+  // value the 1% outliers (x1.5-3) set; A/A at 5 launches a side (docs/compare.md "Calibration").
+  NoiseModel m;
+  m.trials = 5;
+  m.samples = 400;
+  m.percentiles = {99};
+  auto o = gate(0.0);
+  o.row_percentile = 99;
+  const auto c = run_pairs(m, m, o, 60, 31, 0.0);
+  expect_false_alarms_at_most_alpha(c, "p99, 5 trials");
+}
+
 TEST(Calibration, GateWithOneLaunchAgainstManyHoldsAlpha) {
   // A nightly CI: one new launch against a folder of 10 baseline launches.
   NoiseModel base, cand;
