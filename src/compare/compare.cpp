@@ -19,6 +19,7 @@ std::string format_key(const RowKey& key) {
   std::string s = fmt::format("{} {}", key.op, format_bytes(key.bytes));
   if (key.in_place) s += " in-place";
   if (key.dtype != "float") s += " " + key.dtype;
+  if (!key.matrix.empty()) s += " (" + key.matrix + ")";
   return s;
 }
 

@@ -49,6 +49,24 @@ void require_percentile(const ResultFile& file, std::size_t index, const ResultR
                   key, file.source, index, row.op, row.bytes, key, key.substr(1)));
 }
 
+}  // namespace
+
+std::string matrix_identity(const ResultRow& row) {
+  const auto matrix = row.extra.find("matrix");
+  if (matrix == row.extra.end() || !matrix->is_object()) return "";
+  const auto source = matrix->find("source");
+  if (source == matrix->end() || !source->is_object()) return "";
+  const auto text = [&](const char* key) {
+    const auto v = source->find(key);
+    return v != source->end() ? (v->is_string() ? v->get<std::string>() : v->dump()) : std::string();
+  };
+  if (source->contains("sha256")) return "matrix sha256 " + text("sha256");
+  if (source->contains("moe")) return "moe " + text("moe") + " seed " + text("seed");
+  return "matrix " + source->dump();
+}
+
+namespace {
+
 std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, std::optional<double> row_percentile,
                                          int& trial_count) {
   std::map<RowKey, Accumulated> out;
@@ -59,7 +77,7 @@ std::map<RowKey, Accumulated> accumulate(const Side& side, const Scope& scope, s
       if (!scope.contains(row.op, row.bytes)) continue;
       if (row_percentile) require_percentile(side.files[f], index, row, *row_percentile);
       const auto [it, inserted] = dense.try_emplace({f, row.trial}, static_cast<int>(dense.size()));
-      RowKey key{row.op, row.dtype, row.redop, row.in_place, row.bytes, row.ranks};
+      RowKey key{row.op, row.dtype, row.redop, row.in_place, row.bytes, row.ranks, matrix_identity(row)};
       auto& acc = out[key];
       auto& samples = acc.trials[it->second];
       if (row.samples_us.empty()) {

@@ -20,6 +20,10 @@ struct RowKey {
   bool in_place = false;
   std::uint64_t bytes = 0;
   int ranks = 0;
+  // A matrix op's traffic (alltoallv, moe_*: `run --matrix` / `--moe`): the file's SHA-256 or the
+  // router's spec and seed; "" for every other row. Two matrices of the same mean size are other
+  // traffic, so their rows never pool or pair.
+  std::string matrix;
   auto operator<=>(const RowKey&) const = default;
 };
 
@@ -27,6 +31,9 @@ struct RowKey {
 // (checkpoint_commit: the manifest, rename and fsyncs; its bytes over that time is no rate). Pooled
 // with the write rows into a claim they made a 1.5x tier pair read 2.95x (issue 27 item 13).
 bool time_only_op(const std::string& op);
+
+// RowKey::matrix of a row: from its `matrix.source` (docs/result-format.md).
+std::string matrix_identity(const ResultRow& row);
 
 // Which rows take part: ops (empty = every op but the time-only ones, which take part only when
 // named) and an inclusive byte range.

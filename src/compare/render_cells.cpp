@@ -77,6 +77,7 @@ std::vector<std::vector<std::string>> body(const Comparison& c) {
     std::string op = r.key.op;
     if (r.key.in_place) op += " (in-place)";
     if (r.key.dtype != "float") op += fmt::format(" {}", r.key.dtype);
+    if (!r.key.matrix.empty()) op += fmt::format(" ({})", r.key.matrix);
     std::vector<std::string> row = {op,
                                     format_bytes(r.key.bytes),
                                     side_cell(r.baseline, c.metric),

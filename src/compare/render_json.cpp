@@ -15,8 +15,10 @@ json interval(const std::optional<compare::Interval>& ci, double k = 1.0) {
 }
 
 json key_json(const compare::RowKey& k) {
-  return {{"op", k.op},       {"dtype", k.dtype}, {"redop", k.redop}, {"in_place", k.in_place},
-          {"bytes", k.bytes}, {"ranks", k.ranks}};
+  json out = {{"op", k.op},       {"dtype", k.dtype}, {"redop", k.redop}, {"in_place", k.in_place},
+              {"bytes", k.bytes}, {"ranks", k.ranks}};
+  if (!k.matrix.empty()) out["matrix"] = k.matrix;  // matrix ops only: the traffic the row measured
+  return out;
 }
 
 json side_json(const compare::SideAtSize& s) {
