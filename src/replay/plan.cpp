@@ -115,6 +115,78 @@ void check_groups_issued_alike(const trace::Trace& trace, const std::string& pat
   }
 }
 
+// alltoallv: the k-th call of every member on a group is one call; its matrix (group order, row =
+// sender) is every member's traced counts of that call. Keyed by (trace rank, call index).
+using CallMatrices = std::map<std::pair<int, std::size_t>, std::shared_ptr<const TrafficMatrix>>;
+CallMatrices alltoallv_matrices(const trace::Trace& trace, const std::string& trace_path) {
+  CallMatrices call_matrix;
+  for (int g = 0; g < static_cast<int>(trace.groups.size()); ++g) {
+    const trace::Group& group = trace.groups[static_cast<std::size_t>(g)];
+    const auto n = static_cast<int>(group.ranks.size());
+    std::vector<std::vector<std::pair<int, std::size_t>>> calls_of_member(static_cast<std::size_t>(n));
+    for (const trace::RankCalls& rank : trace.ranks) {
+      const auto member = std::find(group.ranks.begin(), group.ranks.end(), rank.rank);
+      if (member == group.ranks.end()) continue;
+      for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+        const trace::Call& call = rank.calls[i];
+        if (call.op == trace::CallOp::alltoallv && call.group == group.id) {
+          calls_of_member[static_cast<std::size_t>(member - group.ranks.begin())].push_back({rank.rank, i});
+        }
+      }
+    }
+    const std::size_t calls = calls_of_member.empty() ? 0 : calls_of_member[0].size();
+    for (int m = 0; m < n; ++m) {
+      if (calls_of_member[static_cast<std::size_t>(m)].size() != calls) {
+        throw UsageError(
+            fmt::format("{}: group '{}': trace rank {} issues {} alltoallv calls and trace rank {} {}: "
+                        "every member must issue each one",
+                        trace_path, group.id, group.ranks[static_cast<std::size_t>(m)],
+                        calls_of_member[static_cast<std::size_t>(m)].size(), group.ranks[0], calls));
+      }
+    }
+    for (std::size_t k = 0; k < calls; ++k) {
+      auto matrix = std::make_shared<TrafficMatrix>();
+      matrix->ranks = n;
+      const auto& [first_rank, first_index] = calls_of_member[0][k];
+      const DType dtype = trace.ranks[static_cast<std::size_t>(first_rank)].calls[first_index].dtype;
+      for (int m = 0; m < n; ++m) {
+        const auto& [trace_rank, index] = calls_of_member[static_cast<std::size_t>(m)][k];
+        const trace::Call& call = trace.ranks[static_cast<std::size_t>(trace_rank)].calls[index];
+        if (call.dtype != dtype) {
+          throw UsageError(fmt::format("{}: field 'dtype': {} where trace rank {}'s matching alltoallv has {}",
+                                       call_where(trace_path, trace_rank, index), info(call.dtype).name, first_rank,
+                                       info(dtype).name));
+        }
+        for (const std::uint64_t elements : call.counts) matrix->bytes.push_back(elements * info(dtype).size_bytes);
+      }
+      for (int m = 0; m < n; ++m) call_matrix[calls_of_member[static_cast<std::size_t>(m)][k]] = matrix;
+    }
+  }
+  return call_matrix;
+}
+
+// A call's group-order matrix in its communicator's order (ascending world rank, through the rank
+// map), as this rank's side of it.
+std::shared_ptr<const MatrixCase> in_communicator_order(const TrafficMatrix& grouped, const std::vector<int>& members,
+                                                        const std::vector<int>& world_ranks, const RankMap& map,
+                                                        int comm_rank, std::uint64_t element_bytes) {
+  const int n = static_cast<int>(world_ranks.size());
+  std::vector<int> position(static_cast<std::size_t>(n));  // communicator rank -> group position
+  for (int c = 0; c < n; ++c) {
+    const int t = map.trace_rank[static_cast<std::size_t>(world_ranks[static_cast<std::size_t>(c)])];
+    position[static_cast<std::size_t>(c)] =
+        static_cast<int>(std::find(members.begin(), members.end(), t) - members.begin());
+  }
+  TrafficMatrix ordered{n, std::vector<std::uint64_t>(grouped.bytes.size(), 0)};
+  for (int from = 0; from < n; ++from) {
+    for (int to = 0; to < n; ++to) {
+      ordered.bytes[static_cast<std::size_t>(from * n + to)] =
+          grouped.at(position[static_cast<std::size_t>(from)], position[static_cast<std::size_t>(to)]);
+    }
+  }
+  return std::make_shared<MatrixCase>(matrix_case(Op::alltoallv, ordered, comm_rank, element_bytes));
+}
+
 }  // namespace
 
 RankMap identity_map(int trace_world_size, int world_size) {
@@ -249,51 +321,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
     group_index[trace.groups[static_cast<std::size_t>(g)].id] = g;
   }
 
-  // alltoallv: the k-th call of every member on a group is one call; its matrix (group order, row
-  // = sender) is every member's traced counts of that call.
-  std::map<std::pair<int, std::size_t>, std::shared_ptr<const TrafficMatrix>> call_matrix;  // (trace rank, call)
-  for (int g = 0; g < static_cast<int>(trace.groups.size()); ++g) {
-    const trace::Group& group = trace.groups[static_cast<std::size_t>(g)];
-    const auto n = static_cast<int>(group.ranks.size());
-    std::vector<std::vector<std::pair<int, std::size_t>>> calls_of_member(static_cast<std::size_t>(n));
-    for (const trace::RankCalls& rank : trace.ranks) {
-      const auto member = std::find(group.ranks.begin(), group.ranks.end(), rank.rank);
-      if (member == group.ranks.end()) continue;
-      for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-        const trace::Call& call = rank.calls[i];
-        if (call.op == trace::CallOp::alltoallv && call.group == group.id) {
-          calls_of_member[static_cast<std::size_t>(member - group.ranks.begin())].push_back({rank.rank, i});
-        }
-      }
-    }
-    const std::size_t calls = calls_of_member.empty() ? 0 : calls_of_member[0].size();
-    for (int m = 0; m < n; ++m) {
-      if (calls_of_member[static_cast<std::size_t>(m)].size() != calls) {
-        throw UsageError(
-            fmt::format("{}: group '{}': trace rank {} issues {} alltoallv calls and trace rank {} {}: "
-                        "every member must issue each one",
-                        trace_path, group.id, group.ranks[static_cast<std::size_t>(m)],
-                        calls_of_member[static_cast<std::size_t>(m)].size(), group.ranks[0], calls));
-      }
-    }
-    for (std::size_t k = 0; k < calls; ++k) {
-      auto matrix = std::make_shared<TrafficMatrix>();
-      matrix->ranks = n;
-      const auto& [first_rank, first_index] = calls_of_member[0][k];
-      const DType dtype = trace.ranks[static_cast<std::size_t>(first_rank)].calls[first_index].dtype;
-      for (int m = 0; m < n; ++m) {
-        const auto& [trace_rank, index] = calls_of_member[static_cast<std::size_t>(m)][k];
-        const trace::Call& call = trace.ranks[static_cast<std::size_t>(trace_rank)].calls[index];
-        if (call.dtype != dtype) {
-          throw UsageError(fmt::format("{}: field 'dtype': {} where trace rank {}'s matching alltoallv has {}",
-                                       call_where(trace_path, trace_rank, index), info(call.dtype).name, first_rank,
-                                       info(dtype).name));
-        }
-        for (const std::uint64_t elements : call.counts) matrix->bytes.push_back(elements * info(dtype).size_bytes);
-      }
-      for (int m = 0; m < n; ++m) call_matrix[calls_of_member[static_cast<std::size_t>(m)][k]] = matrix;
-    }
-  }
+  const CallMatrices call_matrix = alltoallv_matrices(trace, trace_path);
 
   // Call sites in order of first appearance over the trace's ranks; calls per step per rank.
   std::map<std::tuple<trace::CallOp, DType, std::uint64_t, std::string>, int> site_of;
@@ -398,25 +426,9 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
                                      trace_rank, trace.groups[static_cast<std::size_t>(g)].id));
       }
       if (call.matrix) {
-        // The group-order matrix in the communicator's order (ascending world rank), then this rank's side.
-        const std::vector<int>& members = trace.groups[static_cast<std::size_t>(g)].ranks;
-        const int n = static_cast<int>(comm.world_ranks.size());
-        std::vector<int> position(static_cast<std::size_t>(n));  // communicator rank -> group position
-        for (int c = 0; c < n; ++c) {
-          const int t = map.trace_rank[static_cast<std::size_t>(comm.world_ranks[static_cast<std::size_t>(c)])];
-          position[static_cast<std::size_t>(c)] =
-              static_cast<int>(std::find(members.begin(), members.end(), t) - members.begin());
-        }
-        const TrafficMatrix& grouped = call.matrix->matrix;
-        TrafficMatrix ordered{n, std::vector<std::uint64_t>(grouped.bytes.size(), 0)};
-        for (int s = 0; s < n; ++s) {
-          for (int d = 0; d < n; ++d) {
-            ordered.bytes[static_cast<std::size_t>(s * n + d)] =
-                grouped.at(position[static_cast<std::size_t>(s)], position[static_cast<std::size_t>(d)]);
-          }
-        }
         const std::uint64_t element_bytes = info(call.dtype).size_bytes;
-        auto side = std::make_shared<MatrixCase>(matrix_case(Op::alltoallv, ordered, call.comm_rank, element_bytes));
+        auto side = in_communicator_order(call.matrix->matrix, trace.groups[static_cast<std::size_t>(g)].ranks,
+                                          comm.world_ranks, map, call.comm_rank, element_bytes);
         call.layout = matrix_layout(*side, element_bytes);
         call.matrix = std::move(side);
       }
