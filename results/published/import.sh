@@ -27,3 +27,6 @@ for n in 2 4 8 16 32; do
       --out "p5-hyperpod-${n}n-${short}.json"
   done
 done
+
+# 3. perplexityai/pplx-garden README: MoE decode dispatch/combine, pplx kernels on EFA and ConnectX-7.
+python3 "tools/pplx_garden_to_results.py" "sources/pplx-garden/decode_dispatch_combine.csv" moe >/dev/null
