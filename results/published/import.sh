@@ -29,4 +29,6 @@ for n in 2 4 8 16 32; do
 done
 
 # 3. perplexityai/pplx-garden README: MoE decode dispatch/combine, pplx kernels on EFA and ConnectX-7.
-python3 "tools/pplx_garden_to_results.py" "sources/pplx-garden/decode_dispatch_combine.csv" moe >/dev/null
+python3 "tools/moe_table_to_results.py" pplx-garden "sources/pplx-garden/decode_dispatch_combine.csv" moe >/dev/null
+# 4. deepseek-ai/DeepEP README: low-latency kernels on H800 with ConnectX-7 InfiniBand.
+python3 "tools/moe_table_to_results.py" deepep "sources/deepep/low_latency_h800_cx7.csv" moe >/dev/null

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""results/published/moe: every file is what tools/pplx_garden_to_results.py makes of the typed
-pplx-garden table today, every file validates against configs/schema/result.schema.json, the rows
+"""results/published/moe: every file is what tools/moe_table_to_results.py makes of the typed
+pplx-garden and DeepEP tables today, every file validates against configs/schema/result.schema.json, the rows
 hold the published times and the bytes from the published setup, and `ccbench compare` of the EFA
 file against the ConnectX-7 file of one EP size gives the ratio of the published times."""
 import json
@@ -18,7 +18,8 @@ if len(sys.argv) != 3:
 ccbench, src = sys.argv[1], sys.argv[2]
 published = os.path.join(src, "results/published")
 moe = os.path.join(published, "moe")
-table = "sources/pplx-garden/decode_dispatch_combine.csv"
+TABLES = (("pplx-garden", "sources/pplx-garden/decode_dispatch_combine.csv"),
+          ("deepep", "sources/deepep/low_latency_h800_cx7.csv"))
 failures = []
 
 # The published decode table (pplx-garden README, "Decode (128 tokens) Dispatch and Combine"), by
@@ -27,17 +28,21 @@ PUBLISHED = {64: (266.7, 391.2, 187.5, 309.1), 32: (229.1, 335.0, 153.9, 266.3),
              16: (214.8, 241.5, 110.2, 185.5), 8: (49.7, 64.2, 50.5, 65.3)}
 DISPATCH_BYTES = 128 * 8 * 7168 * 1  # tokens x top-k x hidden x fp8 bytes = 7340032
 COMBINE_BYTES = 128 * 8 * 7168 * 2  # bf16: 14680064
+# DeepEP README, "Low-latency kernels with pure RDMA": EP -> (dispatch, combine) latency, us.
+DEEPEP = {8: (77, 114), 16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
 
 tmp = tempfile.mkdtemp(prefix="ccbench-published-moe-")
 try:
     # 1. A fresh conversion equals the committed files, name for name.
-    r = subprocess.run([sys.executable, "tools/pplx_garden_to_results.py", table, tmp], cwd=published,
-                       capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        failures.append(f"converter exit {r.returncode}: {r.stderr.strip()}")
+    for source, table in TABLES:
+        r = subprocess.run([sys.executable, "tools/moe_table_to_results.py", source, table, tmp], cwd=published,
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            failures.append(f"converter {source} exit {r.returncode}: {r.stderr.strip()}")
     committed_names = sorted(os.listdir(moe))
     fresh_names = sorted(os.listdir(tmp))
-    expected_names = sorted(f"pplx-garden-{fab}-ep{ep}-decode.json" for fab in ("efa", "cx7") for ep in PUBLISHED)
+    expected_names = sorted([f"pplx-garden-{fab}-ep{ep}-decode.json" for fab in ("efa", "cx7") for ep in PUBLISHED]
+                            + [f"deepep-ll-cx7-ep{ep}-decode.json" for ep in DEEPEP])
     if committed_names != expected_names or fresh_names != expected_names:
         failures.append(f"files: committed {committed_names}, fresh {fresh_names}, expected {expected_names}")
     for name in sorted(set(committed_names) & set(fresh_names)):
@@ -45,7 +50,7 @@ try:
         fresh = json.load(open(os.path.join(tmp, name)))
         fresh["run"]["command"] = committed["run"]["command"]  # names the output folder, not the data
         if fresh != committed:
-            failures.append(f"{name}: differs from a fresh conversion of {table}")
+            failures.append(f"{name}: differs from a fresh conversion of {committed['tool']['source_file']}")
 
     # 2. Every file validates against the result schema.
     with open(os.path.join(src, "configs/schema/result.schema.json")) as f:
@@ -55,25 +60,30 @@ try:
         if errors:
             failures.append(f"{name}: schema: {errors[:3]}")
 
-    # 3. The rows: published times, bytes from the setup, ranks and nodes from the EP size.
+    # 3. The rows: published times, bytes from the setup, ranks (and for pplx-garden, 8 GPUs a node,
+    # the nodes) from the EP size; DeepEP states no layout, so its files carry none.
+    expected = {}
     for ep, (efa_d, efa_c, cx7_d, cx7_c) in PUBLISHED.items():
-        for fab, path, (t_d, t_c) in (("efa", "efa", (efa_d, efa_c)), ("cx7", "ib", (cx7_d, cx7_c))):
-            name = f"pplx-garden-{fab}-ep{ep}-decode.json"
-            if name not in committed_names:
-                continue
-            d = json.load(open(os.path.join(moe, name)))
-            got = {(x["op"], x["dtype"], x["bytes"], x["ranks"], x["samples_kind"], x["time_us"]["median"]) for x in d["results"]}
-            want = {("moe_dispatch", "fp8_e4m3", DISPATCH_BYTES, ep, "summary", t_d),
-                    ("moe_combine", "bfloat16", COMBINE_BYTES, ep, "summary", t_c)}
-            if got != want or len(d["results"]) != 2:
-                failures.append(f"{name}: rows {sorted(got)} != {sorted(want)}")
-            for x in d["results"]:  # algbw = S / t; busbw = algbw x (n-1)/n, the even matrix's off-rank share
-                algbw = x["bytes"] / (x["time_us"]["median"] * 1e3)
-                if not (math.isclose(x["algbw_gbps"], algbw, rel_tol=1e-12) and math.isclose(x["busbw_gbps"], algbw * (ep - 1) / ep, rel_tol=1e-12)):
-                    failures.append(f"{name}: {x['op']} algbw {x['algbw_gbps']} busbw {x['busbw_gbps']}")
-            meta = (d["system"]["nodes"], d["system"]["ranks"], d["system"]["ranks_per_node"], d["fabric"]["path"])
-            if meta != (ep // 8, ep, 8, path):
-                failures.append(f"{name}: nodes, ranks, ranks/node, fabric.path {meta}")
+        expected[f"pplx-garden-efa-ep{ep}-decode.json"] = (ep, (efa_d, efa_c), "efa", (ep // 8, 8))
+        expected[f"pplx-garden-cx7-ep{ep}-decode.json"] = (ep, (cx7_d, cx7_c), "ib", (ep // 8, 8))
+    for ep, times in DEEPEP.items():
+        expected[f"deepep-ll-cx7-ep{ep}-decode.json"] = (ep, times, "ib", (None, None))
+    for name, (ep, (t_d, t_c), path, layout) in expected.items():
+        if name not in committed_names:
+            continue
+        d = json.load(open(os.path.join(moe, name)))
+        got = {(x["op"], x["dtype"], x["bytes"], x["ranks"], x["samples_kind"], x["time_us"]["median"]) for x in d["results"]}
+        want = {("moe_dispatch", "fp8_e4m3", DISPATCH_BYTES, ep, "summary", t_d),
+                ("moe_combine", "bfloat16", COMBINE_BYTES, ep, "summary", t_c)}
+        if got != want or len(d["results"]) != 2:
+            failures.append(f"{name}: rows {sorted(got)} != {sorted(want)}")
+        for x in d["results"]:  # algbw = S / t; busbw = algbw x (n-1)/n, the even matrix's off-rank share
+            algbw = x["bytes"] / (x["time_us"]["median"] * 1e3)
+            if not (math.isclose(x["algbw_gbps"], algbw, rel_tol=1e-12) and math.isclose(x["busbw_gbps"], algbw * (ep - 1) / ep, rel_tol=1e-12)):
+                failures.append(f"{name}: {x['op']} algbw {x['algbw_gbps']} busbw {x['busbw_gbps']}")
+        meta = (d["system"]["ranks"], (d["system"].get("nodes"), d["system"].get("ranks_per_node")), d["fabric"]["path"])
+        if meta != (ep, layout, path):
+            failures.append(f"{name}: ranks, (nodes, ranks/node), fabric.path {meta}")
 
     # 4. compare EFA (baseline) vs CX7 (candidate): ratio = candidate/baseline busbw = EFA time / CX7 time.
     for ep, (efa_d, efa_c, cx7_d, cx7_c) in PUBLISHED.items():
