@@ -8,8 +8,9 @@ One file per system and EP size, each with a moe_dispatch and a moe_combine summ
                (the pplx-EFA and pplx-CX7 columns: the same kernels and benchmark on two NICs; the
                DeepEP-CX7 column stays in the CSV and is not imported, README.md says why)
   deepep       sources/deepep/low_latency_h800_cx7.csv -> moe/deepep-ll-cx7-ep{N}-decode.json
+  uccl-ep      sources/uccl-ep/low_latency_p5en.csv -> moe/uccl-ep-ll-p5en-ep{N}-decode.json
 
-Both tables use the DeepSeek-V3 decode setting: 128 tokens a rank, top-8, hidden 7168, dispatch in
+All tables use the DeepSeek-V3 decode setting: 128 tokens a rank, top-8, hidden 7168, dispatch in
 FP8 (e4m3), combine in BF16. The bytes a rank sends, every (token, expert) copy counted, its own
 rank's included, as `ccbench run --moe` counts them (docs/method.md):
     dispatch: tokens x top_k x hidden x 1 B = 128 x 8 x 7168 x 1 = 7340032
@@ -17,7 +18,7 @@ rank's included, as `ccbench run --moe` counts them (docs/method.md):
 (dispatch's per-token FP8 scales, 56 float32 = 224 B in both benchmarks, are left out so the rows
 line up with a `ccbench run --moe E,8,128,7168 -d fp8_e4m3` row at the same S.)
 
-usage: moe_table_to_results.py pplx-garden|deepep CSV OUTDIR
+usage: moe_table_to_results.py pplx-garden|deepep|uccl-ep CSV OUTDIR
 """
 import csv
 import json
@@ -36,6 +37,7 @@ SOURCES = {
         "header": ["ep", "system", "dispatch_us", "combine_us"],
         "systems": {"pplx-EFA": ("pplx-garden-efa", "efa"), "pplx-CX7": ("pplx-garden-cx7", "ib")},
         "ranks_per_node": 8,  # the README's command: --world-size NUM_NODES x 8, --nvlink=8
+        "instance_type": None,  # not stated
         "experts": 256,  # bench_all_to_all's --num-experts default at that commit
         "backend": "pplx-garden",
         "method": "pplx-garden bench_all_to_all",
@@ -48,12 +50,25 @@ SOURCES = {
         "header": ["ep", "system", "dispatch_us", "dispatch_rdma_gbps", "combine_us", "combine_rdma_gbps"],
         "systems": {"DeepEP-CX7": ("deepep-ll-cx7", "ib")},
         "ranks_per_node": None,  # not stated: nodes and ranks per node are left out
+        "instance_type": None,  # H800 with one CX7 InfiniBand 400 Gb/s NIC a GPU, not an instance type
         "experts": None,  # not stated
         "backend": "deepep",
         "method": "DeepEP low-latency kernels",
         "sample": "published figure; the statistic and the test that produced it are not stated",
         "label": "published: DeepEP README, low-latency {system} EP{ep} decode",
         "url": "https://github.com/deepseek-ai/DeepEP/blob/d8dd185c686cddff0c13b49f640ce9cad4030d03/README.md",
+    },
+    "uccl-ep": {
+        "header": ["ep", "system", "dispatch_us", "dispatch_rdma_gbps", "combine_us", "combine_rdma_gbps"],
+        "systems": {"UCCL-EP-p5en": ("uccl-ep-ll-p5en", "efa")},
+        "ranks_per_node": 8,  # "8x H200 + 16x 200Gb/s EFA" a node
+        "instance_type": "p5en.48xlarge",  # the section "On p5en"; EFA generation and rate from configs/instances/aws.yaml
+        "experts": None,  # not stated with the table
+        "backend": "uccl-ep",
+        "method": "UCCL-EP low-latency kernels",
+        "sample": "published figure; the statistic and the test that produced it are not stated",
+        "label": "published: UCCL-EP README, low-latency p5en EP{ep} decode",
+        "url": "https://github.com/uccl-project/uccl/blob/b9ef2050d1d856e095474857fbf9dcd9de51dc26/ep/README.md",
     },
 }
 
@@ -66,6 +81,20 @@ def project_version() -> str:
     if not m:
         sys.exit("CMakeLists.txt: no project(ccbench VERSION ...)")
     return m.group(1)
+
+
+def instance_fabric(instance_type: str) -> tuple[str, float]:
+    """(efa_generation, efa_gbps) of an instance type from configs/instances/aws.yaml, the one table
+    of instance profiles (its flow-style line, read without a YAML library)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "..", "configs", "instances", "aws.yaml")) as f:
+        for line in f:
+            if line.strip().startswith(instance_type + ":"):
+                gen = re.search(r"efa_generation: *(\w+)", line)
+                gbps = re.search(r"efa_gbps: *([0-9.]+)", line)
+                if gen and gbps:
+                    return gen.group(1), float(gbps.group(1))
+    sys.exit(f"configs/instances/aws.yaml: no efa_generation and efa_gbps for {instance_type}")
 
 
 def row(backend: str, op: str, dtype: str, elem_bytes: int, time_us: float, ranks: int) -> dict:
@@ -91,7 +120,11 @@ def result_file(source_name: str, spec: dict, rec: dict, csv_path: str, outdir: 
     system = {"ranks": ranks}
     if spec["ranks_per_node"]:
         system.update(nodes=ranks // spec["ranks_per_node"], ranks_per_node=spec["ranks_per_node"])
-    fabric = spec["systems"][rec["system"]][1]
+    path = spec["systems"][rec["system"]][1]
+    fabric = {"path": path, "provider": path, "generation": None, "link_gbps": None}
+    if spec["instance_type"]:
+        system["instance_type"] = spec["instance_type"]
+        fabric["generation"], fabric["link_gbps"] = instance_fabric(spec["instance_type"])
     setup = {"experts": spec["experts"], "top_k": TOP_K, "tokens_per_rank": TOKENS, "hidden": HIDDEN,
              "dispatch_dtype": "fp8_e4m3", "combine_dtype": "bfloat16"}
     config = {"backend": spec["backend"], "ops": [op for op, *_ in OPS], "redop": "none", "moe_setup": setup,
@@ -106,7 +139,7 @@ def result_file(source_name: str, spec: dict, rec: dict, csv_path: str, outdir: 
                 "command": ["tools/moe_table_to_results.py", source_name, csv_path, outdir],
                 "label": spec["label"].format(system=rec["system"], ep=ranks), "exit_code": 0, "error": None},
         "system": system,
-        "fabric": {"path": fabric, "provider": fabric, "generation": None, "link_gbps": None},
+        "fabric": fabric,
         "software": {}, "environment": {},
         "config": config,
         "results": [row(spec["backend"], op, dtype, size, float(rec[col]), ranks) for op, col, dtype, size in OPS],

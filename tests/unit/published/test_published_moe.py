@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """results/published/moe: every file is what tools/moe_table_to_results.py makes of the typed
-pplx-garden and DeepEP tables today, every file validates against configs/schema/result.schema.json, the rows
+pplx-garden, DeepEP and UCCL-EP tables today, every file validates against configs/schema/result.schema.json, the rows
 hold the published times and the bytes from the published setup, and `ccbench compare` of the EFA
 file against the ConnectX-7 file of one EP size gives the ratio of the published times."""
 import json
@@ -19,7 +19,8 @@ ccbench, src = sys.argv[1], sys.argv[2]
 published = os.path.join(src, "results/published")
 moe = os.path.join(published, "moe")
 TABLES = (("pplx-garden", "sources/pplx-garden/decode_dispatch_combine.csv"),
-          ("deepep", "sources/deepep/low_latency_h800_cx7.csv"))
+          ("deepep", "sources/deepep/low_latency_h800_cx7.csv"),
+          ("uccl-ep", "sources/uccl-ep/low_latency_p5en.csv"))
 failures = []
 
 # The published decode table (pplx-garden README, "Decode (128 tokens) Dispatch and Combine"), by
@@ -30,6 +31,8 @@ DISPATCH_BYTES = 128 * 8 * 7168 * 1  # tokens x top-k x hidden x fp8 bytes = 734
 COMBINE_BYTES = 128 * 8 * 7168 * 2  # bf16: 14680064
 # DeepEP README, "Low-latency kernels with pure RDMA": EP -> (dispatch, combine) latency, us.
 DEEPEP = {8: (77, 114), 16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
+# UCCL-EP README, "Low-latency kernels with pure RDMA", "On p5en": EP -> (dispatch, combine), us.
+UCCL_P5EN = {16: (226, 293), 24: (386, 580), 32: (465, 694)}
 
 tmp = tempfile.mkdtemp(prefix="ccbench-published-moe-")
 try:
@@ -42,7 +45,8 @@ try:
     committed_names = sorted(os.listdir(moe))
     fresh_names = sorted(os.listdir(tmp))
     expected_names = sorted([f"pplx-garden-{fab}-ep{ep}-decode.json" for fab in ("efa", "cx7") for ep in PUBLISHED]
-                            + [f"deepep-ll-cx7-ep{ep}-decode.json" for ep in DEEPEP])
+                            + [f"deepep-ll-cx7-ep{ep}-decode.json" for ep in DEEPEP]
+                            + [f"uccl-ep-ll-p5en-ep{ep}-decode.json" for ep in UCCL_P5EN])
     if committed_names != expected_names or fresh_names != expected_names:
         failures.append(f"files: committed {committed_names}, fresh {fresh_names}, expected {expected_names}")
     for name in sorted(set(committed_names) & set(fresh_names)):
@@ -60,15 +64,18 @@ try:
         if errors:
             failures.append(f"{name}: schema: {errors[:3]}")
 
-    # 3. The rows: published times, bytes from the setup, ranks (and for pplx-garden, 8 GPUs a node,
-    # the nodes) from the EP size; DeepEP states no layout, so its files carry none.
+    # 3. The rows: published times, bytes from the setup, ranks (and where the source says 8 GPUs a
+    # node, the nodes) from the EP size; DeepEP states no layout, so its files carry none. Only
+    # UCCL-EP names an instance: p5en.48xlarge, EFA v3 at 3200 Gbit/s (configs/instances/aws.yaml).
     expected = {}
     for ep, (efa_d, efa_c, cx7_d, cx7_c) in PUBLISHED.items():
-        expected[f"pplx-garden-efa-ep{ep}-decode.json"] = (ep, (efa_d, efa_c), "efa", (ep // 8, 8))
-        expected[f"pplx-garden-cx7-ep{ep}-decode.json"] = (ep, (cx7_d, cx7_c), "ib", (ep // 8, 8))
+        expected[f"pplx-garden-efa-ep{ep}-decode.json"] = (ep, (efa_d, efa_c), "efa", (ep // 8, 8), (None, None, None))
+        expected[f"pplx-garden-cx7-ep{ep}-decode.json"] = (ep, (cx7_d, cx7_c), "ib", (ep // 8, 8), (None, None, None))
     for ep, times in DEEPEP.items():
-        expected[f"deepep-ll-cx7-ep{ep}-decode.json"] = (ep, times, "ib", (None, None))
-    for name, (ep, (t_d, t_c), path, layout) in expected.items():
+        expected[f"deepep-ll-cx7-ep{ep}-decode.json"] = (ep, times, "ib", (None, None), (None, None, None))
+    for ep, times in UCCL_P5EN.items():
+        expected[f"uccl-ep-ll-p5en-ep{ep}-decode.json"] = (ep, times, "efa", (ep // 8, 8), ("p5en.48xlarge", "v3", 3200))
+    for name, (ep, (t_d, t_c), path, layout, instance) in expected.items():
         if name not in committed_names:
             continue
         d = json.load(open(os.path.join(moe, name)))
@@ -81,9 +88,10 @@ try:
             algbw = x["bytes"] / (x["time_us"]["median"] * 1e3)
             if not (math.isclose(x["algbw_gbps"], algbw, rel_tol=1e-12) and math.isclose(x["busbw_gbps"], algbw * (ep - 1) / ep, rel_tol=1e-12)):
                 failures.append(f"{name}: {x['op']} algbw {x['algbw_gbps']} busbw {x['busbw_gbps']}")
-        meta = (d["system"]["ranks"], (d["system"].get("nodes"), d["system"].get("ranks_per_node")), d["fabric"]["path"])
-        if meta != (ep, layout, path):
-            failures.append(f"{name}: ranks, (nodes, ranks/node), fabric.path {meta}")
+        meta = (d["system"]["ranks"], (d["system"].get("nodes"), d["system"].get("ranks_per_node")), d["fabric"]["path"],
+                (d["system"].get("instance_type"), d["fabric"]["generation"], d["fabric"]["link_gbps"]))
+        if meta != (ep, layout, path, instance):
+            failures.append(f"{name}: ranks, (nodes, ranks/node), fabric.path, (instance, EFA generation, link) {meta}")
 
     # 4. compare EFA (baseline) vs CX7 (candidate): ratio = candidate/baseline busbw = EFA time / CX7 time.
     for ep, (efa_d, efa_c, cx7_d, cx7_c) in PUBLISHED.items():
