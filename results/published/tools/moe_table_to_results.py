@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write ccbench result files from a published MoE dispatch/combine latency table (README.md, [3], [4]).
+"""Write ccbench result files from a published MoE dispatch/combine latency table (README.md, [3] - [5]).
 
 One file per system and EP size, each with a moe_dispatch and a moe_combine summary row
 (`samples_kind: "summary"`, one published time, no trials). SOURCE names the table:

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""results/published/moe: every file is what tools/moe_table_to_results.py makes of the typed
-pplx-garden, DeepEP and UCCL-EP tables today, every file validates against configs/schema/result.schema.json, the rows
-hold the published times and the bytes from the published setup, and `ccbench compare` of the EFA
-file against the ConnectX-7 file of one EP size gives the ratio of the published times."""
+"""results/published/moe: every file is what import.sh's tools/moe_table_to_results.py calls make of
+the typed pplx-garden, DeepEP and UCCL-EP tables today, every file validates against
+configs/schema/result.schema.json, the rows hold the published times and the bytes from the
+published setup, and `ccbench compare` of the EFA file against the ConnectX-7 file of one EP size
+gives the ratio of the published times."""
 import json
 import math
 import os
@@ -36,7 +37,12 @@ UCCL_P5EN = {16: (226, 293), 24: (386, 580), 32: (465, 694)}
 
 tmp = tempfile.mkdtemp(prefix="ccbench-published-moe-")
 try:
-    # 1. A fresh conversion equals the committed files, name for name.
+    # 1. import.sh converts each table into moe/, and a fresh conversion equals the committed files,
+    # name for name (import.sh itself is not run: it also rewrites the nccl-tests files in place).
+    import_sh = open(os.path.join(published, "import.sh")).read()
+    for source, table in TABLES:
+        if f'"tools/moe_table_to_results.py" {source} "{table}" moe' not in import_sh:
+            failures.append(f"import.sh does not convert {table} ({source}) into moe/")
     for source, table in TABLES:
         r = subprocess.run([sys.executable, "tools/moe_table_to_results.py", source, table, tmp], cwd=published,
                            capture_output=True, text=True, timeout=60)
