@@ -27,3 +27,10 @@ for n in 2 4 8 16 32; do
       --out "p5-hyperpod-${n}n-${short}.json"
   done
 done
+
+# 3. perplexityai/pplx-garden README: MoE decode dispatch/combine, pplx kernels on EFA and ConnectX-7.
+python3 "tools/moe_table_to_results.py" pplx-garden "sources/pplx-garden/decode_dispatch_combine.csv" moe >/dev/null
+# 4. deepseek-ai/DeepEP README: low-latency kernels on H800 with ConnectX-7 InfiniBand.
+python3 "tools/moe_table_to_results.py" deepep "sources/deepep/low_latency_h800_cx7.csv" moe >/dev/null
+# 5. uccl-project/uccl ep/README.md: UCCL-EP low-latency kernels on p5en (EFA).
+python3 "tools/moe_table_to_results.py" uccl-ep "sources/uccl-ep/low_latency_p5en.csv" moe >/dev/null
