@@ -21,7 +21,8 @@ fi
 start=$(date +%s)
 cmake -S "$root" -B "$build" --preset sanitize -DCCBENCH_FUZZ_RUNS="$fuzz_runs" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target ccbench_core_tests ccbench_compare_tests ccbench_import_tests \
-  ccbench_report_tests ccbench_harden_tests ccbench_fuzz ccbench_stats_probe ccbench_core_stats_probe
+  ccbench_report_tests ccbench_harden_tests ccbench_fuzz ccbench_stats_probe ccbench_core_stats_probe \
+  ccbench_core_percentiles_probe
 built=$(date +%s)
 # Open MPI's own allocations are not ours to report; leaks in our code still are (LSan suppressions
 # would hide them too broadly, so leak checking stays on and MPI is never initialised by these tests).
@@ -30,7 +31,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_o
 status=0
 # The tests that drive an executable (ccbench, mpirun, the level table's tool) run in the main job, not here.
 ctest --test-dir "$build" --output-on-failure --timeout 600 \
-  -E '^(compare\.(cli|sequential_vs_scipy)|harden\.(cli|run)|report\.(cli_errors|csv_roundtrip|promtool|html_chromium|gbench_format))$' ||
+  -E '^(compare\.(cli|sequential_vs_scipy|step_cli|percentile)|harden\.(cli|run)|report\.(cli_errors|csv_roundtrip|promtool|html_chromium|gbench_format))$' ||
   status=$?
 echo "sanitize.sh: build $((built - start)) s, tests $(($(date +%s) - built)) s, status $status"
 exit "$status"
