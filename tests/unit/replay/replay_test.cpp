@@ -4,6 +4,8 @@
 // bytes, times and fractions are known by hand.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -256,28 +258,42 @@ TEST(ReplayRun, SendsAndReceivesBackToBackAreOneBatchSharingItsTime) {
   EXPECT_DOUBLE_EQ(rows[0]["replay"]["fraction_of_step"].get<double>(), 0.25);
 }
 
+// The 4-rank trace replayed in one process over ThreadChannel and recording backends, its options
+// set by `configure` (the defaults: --gaps none, -T 30) and each backend adjusted by `adjust`.
+using Configure = std::function<void(RunConfig&, replay::ReplayOptions&, bool root)>;
+using Adjust = std::function<void(RecordingBackend&, int rank, int group_color)>;
+std::vector<int> replay_four_ranks(const replay::ReplayPlan& plan, Recording& recording, const Configure& configure,
+                                   const Adjust& adjust = {}) {
+  return testing::run_ranks(4, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = kFourRanks;
+    opt.gaps = replay::parse_gaps("none");
+    configure(config, opt, frame.is_root());
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                auto backend = std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                                if (adjust) adjust(*backend, rank, o.group_color);
+                                return backend;
+                              });
+  });
+}
+
 TEST(ReplayRun, RowsHoldExactCallsBytesAndTimes) {
   testing::TempDir dir("replay_rows");
   const std::string out = (dir.path() / "four.json").string();
   const trace::Trace trace = trace::load(kFourRanks);
   const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
   Recording recording;
-  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
-    RunConfig config;
-    config.json_path = frame.is_root() ? out : "";
-    config.trials = 2;
-    config.timeout_s = 30;
-    replay::ReplayOptions opt;
-    opt.trace_path = kFourRanks;
-    opt.gaps = replay::parse_gaps("none");
-    opt.steps = 3;
-    PrintNothing printer;
-    const int rank = frame.channel().rank();
-    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
-                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
-                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
-                              });
-  });
+  const std::vector<int> codes =
+      replay_four_ranks(plan, recording, [&](RunConfig& config, replay::ReplayOptions& opt, bool root) {
+        config.json_path = root ? out : "";
+        config.trials = 2;
+        opt.steps = 3;
+      });
   EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
   // (1 warm-up + 2 trials x 3 steps) x 8 calls on each of 4 ranks.
   const std::vector<Seen> calls = recording.calls();
@@ -328,25 +344,17 @@ TEST(ReplayRun, AFailedRankKeepsTheFinishedSteps) {
   const trace::Trace trace = trace::load(kFourRanks);
   const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
   Recording recording;
-  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
-    RunConfig config;
-    config.json_path = frame.is_root() ? out : "";
-    config.timeout_s = 30;
-    replay::ReplayOptions opt;
-    opt.trace_path = kFourRanks;
-    opt.gaps = replay::parse_gaps("none");
-    opt.steps = 10;
-    PrintNothing printer;
-    const int rank = frame.channel().rank();
-    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
-                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
-                                auto backend = std::make_unique<RecordingBackend>(recording, rank, o.group_color);
-                                // Rank 2 is lost at its 3rd call on the world in the 5th step: each
-                                // step issues 5 there (and 3 on its half), after the warm-up's 5.
-                                if (rank == 2 && o.group_color == -1) backend->fail_after_calls = 5 + 4 * 5 + 2;
-                                return backend;
-                              });
-  });
+  const std::vector<int> codes = replay_four_ranks(
+      plan, recording,
+      [&](RunConfig& config, replay::ReplayOptions& opt, bool root) {
+        config.json_path = root ? out : "";
+        opt.steps = 10;
+      },
+      [](RecordingBackend& backend, int rank, int group_color) {
+        // Rank 2 is lost at its 3rd call on the world in the 5th step: each step issues 5 there
+        // (and 3 on its half), after the warm-up's 5.
+        if (rank == 2 && group_color == -1) backend.fail_after_calls = 5 + 4 * 5 + 2;
+      });
   EXPECT_EQ(codes, (std::vector<int>{4, 4, 4, 4}));
   std::ifstream in(out);
   const nlohmann::json file = nlohmann::json::parse(in);
@@ -400,22 +408,12 @@ TEST(ReplayRun, CallLogHoldsEachRanksCallsAsIssued) {
   const trace::Trace trace = trace::load(kFourRanks);
   const replay::ReplayPlan plan = replay::make_plan(trace, replay::identity_map(4, 4), kFourRanks);
   Recording recording;
-  const std::vector<int> codes = testing::run_ranks(4, [&](measure::Frame& frame) {
-    RunConfig config;
-    config.trials = 2;
-    config.timeout_s = 30;
-    replay::ReplayOptions opt;
-    opt.trace_path = kFourRanks;
-    opt.gaps = replay::parse_gaps("none");
-    opt.steps = 3;
-    opt.log_calls = prefix;
-    PrintNothing printer;
-    const int rank = frame.channel().rank();
-    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
-                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
-                                return std::make_unique<RecordingBackend>(recording, rank, o.group_color);
-                              });
-  });
+  const std::vector<int> codes =
+      replay_four_ranks(plan, recording, [&](RunConfig& config, replay::ReplayOptions& opt, bool) {
+        config.trials = 2;
+        opt.steps = 3;
+        opt.log_calls = prefix;
+      });
   EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
   std::map<int, std::uint64_t> seen;  // world rank -> calls the backend saw
   for (const Seen& s : recording.calls()) ++seen[s.world_rank];
