@@ -28,10 +28,11 @@ std::string time_text(double t) {
   return t >= 1e4 ? fmt::format("{:.0f}", t) : t >= 100 ? fmt::format("{:.1f}", t) : fmt::format("{:.2f}", t);
 }
 
-// For each level, its name and unit over a time and a CI column, out-of-place then in-place.
-std::string percentile_header(std::span<const double> percentiles, bool units) {
+}  // namespace
+
+std::string percentile_header(std::span<const double> percentiles, bool units, int variants) {
   std::string out;
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < variants; ++variant) {
     for (const double p : percentiles) {
       out +=
           units ? fmt::format(" {:>9} {:>6}", "(us)", "(±%)") : fmt::format(" {:>9} {:>6}", percentiles::key(p), "ci");
@@ -40,7 +41,6 @@ std::string percentile_header(std::span<const double> percentiles, bool units) {
   return out;
 }
 
-// A level's value and the relative half-width of its interval ("-" when the row has none).
 std::string percentile_columns(const ResultRow* row, std::span<const double> percentiles) {
   std::string out;
   for (const double p : percentiles) {
@@ -59,8 +59,6 @@ std::string percentile_columns(const ResultRow* row, std::span<const double> per
   }
   return out;
 }
-
-}  // namespace
 
 std::optional<PercentileValue> percentile_value(const ResultRow& row, double percent) {
   if (!row.extra.contains("percentiles_us") || !row.extra["percentiles_us"].is_object()) return std::nullopt;
@@ -110,25 +108,27 @@ std::string table_header(const std::string& op, int trial, int trials, bool grou
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "ci", "time",
                      "algbw", "busbw", "#wrong", "ci");
   if (groups) out += fmt::format(" {:>9} {:>9}", "aggbw", "aggbw");
-  out += percentile_header(percentiles, false) + "\n";
+  out += percentile_header(percentiles, false, 2) + "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(±%)", "(us)", "(GB/s)",
                      "(GB/s)", "", "(±%)");
   if (groups) out += fmt::format(" {:>9} {:>9}", "(GB/s)", "(GB/s)");
-  out += percentile_header(percentiles, true) + "\n";
+  out += percentile_header(percentiles, true, 2) + "\n";
   return out;
 }
 
-std::string p2p_table_header(const std::string& op, int trial, int trials) {
+std::string p2p_table_header(const std::string& op, int trial, int trials, std::span<const double> percentiles) {
   std::string out =
       trials > 1 ? fmt::format("#\n# {}  (trial {}/{})\n#\n", op, trial + 1, trials) : fmt::format("#\n# {}\n#\n", op);
-  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n", "size", "time", "bandwidth", "msg rate", "#wrong",
-                     "ci");
-  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}\n", "(B)", "(us)", "(GB/s)", "(Mmsg/s)", "", "(±%)");
+  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}", "size", "time", "bandwidth", "msg rate", "#wrong",
+                     "ci") +
+         percentile_header(percentiles, false, 1) + "\n";
+  out += fmt::format("# {:>10} {:>10} {:>10} {:>10} {:>6} {:>6}", "(B)", "(us)", "(GB/s)", "(Mmsg/s)", "", "(±%)") +
+         percentile_header(percentiles, true, 1) + "\n";
   return out;
 }
 
-std::string p2p_table_row(const ResultRow& row) {
+std::string p2p_table_row(const ResultRow& row, std::span<const double> percentiles) {
   const double t = row.time_us.median;
   const std::string time = t >= 1e4   ? fmt::format("{:.0f}", t)
                            : t >= 100 ? fmt::format("{:.1f}", t)
@@ -136,8 +136,9 @@ std::string p2p_table_row(const ResultRow& row) {
   const double ci = ci_percent(row);
   // One message per median time: messages per microsecond is millions per second.
   const std::string rate = t > 0 ? fmt::format("{:.3f}", 1.0 / t) : std::string("-");
-  return fmt::format("  {:>10} {:>10} {:>10.2f} {:>10} {:>6} {:>6}\n", row.bytes, time, row.algbw_gbps, rate, row.wrong,
-                     std::isnan(ci) ? std::string("-") : fmt::format("{:.1f}", ci));
+  return fmt::format("  {:>10} {:>10} {:>10.2f} {:>10} {:>6} {:>6}", row.bytes, time, row.algbw_gbps, rate, row.wrong,
+                     std::isnan(ci) ? std::string("-") : fmt::format("{:.1f}", ci)) +
+         percentile_columns(&row, percentiles) + "\n";
 }
 
 namespace {

@@ -32,11 +32,18 @@ struct PercentileValue {
   std::optional<std::pair<double, double>> ci95_us;
 };
 std::optional<PercentileValue> percentile_value(const ResultRow& row, double percent);
+// The level columns of a table (replay's and fabric's too): per level a time and a CI column,
+// `variants` times over (2: out-of-place then in-place); `units` the unit line instead of the names.
+std::string percentile_header(std::span<const double> percentiles, bool units, int variants);
+// One row's level columns: the value and the relative half-width of its interval ("-" when the row
+// has none, or `row` is null).
+std::string percentile_columns(const ResultRow* row, std::span<const double> percentiles);
 // Point-to-point transport tests (`ccbench fabric`: pingpong, bw, bibw, write, read) have no count,
 // type, redop, root or in-place half: their own table of size, time per message, bandwidth,
 // message rate and CI.
-std::string p2p_table_header(const std::string& op, int trial, int trials);
-std::string p2p_table_row(const ResultRow& row);
+// `percentiles` (a --percentiles run) adds each level's time and CI, as table_header's one variant.
+std::string p2p_table_header(const std::string& op, int trial, int trials, std::span<const double> percentiles = {});
+std::string p2p_table_row(const ResultRow& row, std::span<const double> percentiles = {});
 // Relative half-width of the median's 95% CI, in percent; NaN when the row has none (an imported
 // row holds its tool's summary numbers, ci95 null): printed as "-", never as a perfect 0.0.
 double ci_percent(const ResultRow& row);

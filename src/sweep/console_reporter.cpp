@@ -40,7 +40,7 @@ ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std:
 
 void ConsoleReporter::on_op_begin(int trial, Op op) {
   const std::string title = std::string(name(op)) + title_suffix_;
-  std::fputs((point_to_point_ ? report::p2p_table_header(title, trial, trials_)
+  std::fputs((point_to_point_ ? report::p2p_table_header(title, trial, trials_, percentiles_)
                               : report::table_header(title, trial, trials_, groups_, percentiles_))
                  .c_str(),
              table_);
@@ -55,7 +55,7 @@ void ConsoleReporter::on_result(const ResultRow& row) {
 
 void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
   if (point_to_point_) {
-    for (const auto& row : rows) std::fputs(report::p2p_table_row(row).c_str(), table_);
+    for (const auto& row : rows) std::fputs(report::p2p_table_row(row, percentiles_).c_str(), table_);
     std::fflush(table_);
     return;
   }

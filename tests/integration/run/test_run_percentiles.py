@@ -13,24 +13,9 @@ import unittest
 
 import jsonschema
 import numpy as np
-from scipy import stats
 
 import ccbench_mpi as m
-
-
-def reference_ci(sorted_samples, p):
-    n = len(sorted_samples)
-    ks = np.arange(n)
-    below = ks[stats.binom.cdf(ks, n, p / 100) <= 0.025]
-    above = ks[stats.binom.sf(ks, n, p / 100) <= 0.025]
-    if below.size == 0 or above.size == 0:
-        return None
-    return [sorted_samples[below.max()], sorted_samples[above.min()]]
-
-
-def time_text(t):
-    """The table's time format (report/console_table.cpp)."""
-    return f"{t:.0f}" if t >= 1e4 else f"{t:.1f}" if t >= 100 else f"{t:.2f}"
+from percentile_rows import reference_ci, time_text
 
 
 class Percentiles(unittest.TestCase):
