@@ -19,7 +19,9 @@
 #include "replay/call_log.hpp"
 #include "replay/plan.hpp"
 #include "replay/runner.hpp"
+#include "report/console_table.hpp"
 #include "sweep/describe_run.hpp"
+#include "sweep/percentiles_flag.hpp"
 #include "trace/trace.hpp"
 
 namespace ccbench::cli {
@@ -41,6 +43,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, ReplayOptions& opt,
     throw UsageError(fmt::format("--steps: from 1 to {}, got {}", kMaxSteps, opt.steps));
   }
   if (config.trials < 1) throw UsageError(fmt::format("--trials: must be at least 1, got {}", config.trials));
+  config.percentiles = percentiles_for_fixed_samples(flags.percentiles, opt.steps, "--steps");
   opt.gaps = replay::parse_gaps(opt.gaps_text);
   return true;
 }
@@ -48,13 +51,14 @@ bool parse_options(int argc, char** argv, RunConfig& config, ReplayOptions& opt,
 // Rank 0's lines on stdout (stderr for a failed data check).
 class ConsolePrinter final : public replay::Printer {
  public:
+  explicit ConsolePrinter(std::vector<double> levels) : levels_(std::move(levels)) {}
   void start(const replay::ReplayPlan& plan, const ReplayOptions& opt, int trials) override {
     std::printf("# replay %s: %d trace ranks on %d ranks (%d cop%s), %zu call sites, %zu calls per step on rank 0\n",
                 opt.trace_path.c_str(), plan.trace_world_size, plan.world_size, plan.map.copies,
                 plan.map.copies == 1 ? "y" : "ies", plan.sites.size(), plan.calls.front().size());
     std::printf("# %d trial%s x %d steps, gaps %s\n", trials, trials == 1 ? "" : "s", opt.steps, opt.gaps_text.c_str());
-    std::printf("# %5s %-14s %-9s %12s %8s %6s %6s %12s %8s %8s\n", "trial", "op", "dtype", "bytes", "group", "ranks",
-                "calls", "time (us)", "ci (±%)", "of step");
+    std::printf("# %5s %-14s %-9s %12s %8s %6s %6s %12s %8s %8s%s\n", "trial", "op", "dtype", "bytes", "group", "ranks",
+                "calls", "time (us)", "ci (±%)", "of step", report::percentile_header(levels_, false, 1).c_str());
     std::fflush(stdout);
   }
   void trial(const std::vector<ResultRow>& rows) override {
@@ -64,10 +68,11 @@ class ConsolePrinter final : public replay::Printer {
       const double ci =
           median > 0 ? 100.0 * std::max(median - row.time_us.ci95_lo, row.time_us.ci95_hi - median) / median : 0.0;
       const bool site = r.value("kind", "") == "call_site";
-      std::printf("  %5d %-14s %-9s %12s %8s %6d %6llu %12.2f %8.1f %8s\n", row.trial, row.op.c_str(),
+      std::printf("  %5d %-14s %-9s %12s %8s %6d %6llu %12.2f %8.1f %8s%s\n", row.trial, row.op.c_str(),
                   row.dtype.c_str(), format_bytes(row.bytes).c_str(), site ? r.value("group", "").c_str() : "-",
                   row.ranks, static_cast<unsigned long long>(r.value("calls", 0ULL)), median, ci,
-                  site ? fmt::format("{:.1f}%", 100.0 * r.value("fraction_of_step", 0.0)).c_str() : "-");
+                  site ? fmt::format("{:.1f}%", 100.0 * r.value("fraction_of_step", 0.0)).c_str() : "-",
+                  report::percentile_columns(&row, levels_).c_str());
     }
     std::fflush(stdout);
   }
@@ -80,6 +85,9 @@ class ConsolePrinter final : public replay::Printer {
     std::printf("# exit %d\n", exit_code);
     std::fflush(stdout);
   }
+
+ private:
+  std::vector<double> levels_;  // --percentiles: each level's time and CI columns (us, ±%)
 };
 
 }  // namespace
@@ -108,7 +116,7 @@ int replay_entry(measure::Frame& frame) {
   }
   if (auto failed = frame.agree_or_usage_error(error)) return *failed;
   opt.command = recorded_command(kCommand, frame.argc(), frame.argv());
-  ConsolePrinter printer;
+  ConsolePrinter printer(config.percentiles);
   return replay::run_replay(world, frame.ending(), config, opt, plan, printer);
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "backends/point_to_point.hpp"
 #include "core/error.hpp"
+#include "core/percentiles.hpp"
 #include "core/result.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
@@ -180,7 +182,8 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
 void Replay::append_rows_locked(int trial) {
   if (appended_ || samples_.empty() || writer_ == nullptr) return;
   appended_ = true;
-  for (const ResultRow& row : trial_rows(plan_, backend_name_, trial, samples_, wrong_, config_.target_ci)) {
+  for (const ResultRow& row :
+       trial_rows(plan_, backend_name_, trial, samples_, wrong_, config_.target_ci, config_.percentiles)) {
     writer_->append(row);
   }
 }
@@ -239,7 +242,8 @@ int Replay::run() {
       wrong_total += wrong_;
       if (world_.is_root()) {
         std::lock_guard lock(mutex_);
-        printer_.trial(trial_rows(plan_, backend_name_, trial, samples_, wrong_, config_.target_ci));
+        printer_.trial(
+            trial_rows(plan_, backend_name_, trial, samples_, wrong_, config_.target_ci, config_.percentiles));
         append_rows_locked(trial);
       }
     }
@@ -275,7 +279,7 @@ MakeBackend registry_backends() {
 
 std::vector<ResultRow> trial_rows(const ReplayPlan& plan, const std::string& backend, int trial,
                                   const std::vector<std::vector<double>>& samples, std::uint64_t wrong,
-                                  double target_ci) {
+                                  double target_ci, std::span<const double> percentiles) {
   std::vector<ResultRow> rows;
   const std::size_t sites = plan.sites.size();
   const auto column = [&](std::size_t k) {
@@ -293,6 +297,11 @@ std::vector<ResultRow> trial_rows(const ReplayPlan& plan, const std::string& bac
     row.batch = 1;
     row.time_us = {s.min, s.median, s.mean, s.p99, s.max, s.ci_lo, s.ci_hi};
     row.ci_target_met = s.median > 0 && stats::relative_ci_halfwidth(s) <= target_ci;
+    if (!percentiles.empty()) {
+      std::vector<double> sorted = values;
+      std::ranges::sort(sorted);
+      row.extra["percentiles_us"] = percentiles::to_json(sorted, percentiles);
+    }
     return s;
   };
   // The step's calls and bytes per rank: the most any rank issues (ranks of different groups

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +52,7 @@ MakeBackend registry_backends();
 // call site k (k = sites.size(): the whole step). Pure, for the unit tests.
 std::vector<ResultRow> trial_rows(const ReplayPlan& plan, const std::string& backend, int trial,
                                   const std::vector<std::vector<double>>& samples, std::uint64_t wrong,
-                                  double target_ci);
+                                  double target_ci, std::span<const double> percentiles = {});
 
 // Collective: the communicators, the header, the trials. Returns the exit code; hangs, signals,
 // failed peers and errors while replaying end the rank through `ending`, which keeps every

@@ -1,6 +1,7 @@
 #include "cli/flag_sets/replay.hpp"
 
 #include "cli/parse_flags.hpp"
+#include "sweep/percentiles_flag.hpp"
 #include "sweep/run_flags.hpp"
 
 namespace ccbench::cli {
@@ -19,6 +20,7 @@ ReplayFlags::ReplayFlags()
   add_option("--gaps", opt.gaps_text,
              "compute gaps before each call: traced, none, or a factor on the traced gaps (0.5)")
       ->default_str(opt.gaps_text);
+  add_percentiles_flag(*this, percentiles, "one step a sample, for the step and each call site");
   add_option("--ranks-map", opt.ranks_map,
              "the trace rank each job rank replays, e.g. 0,1,0,1 (needed when the job's size differs)");
   add_option("--log-calls", opt.log_calls, "each rank writes the calls it issued to PREFIX.rankR.json after the last trial");

@@ -17,6 +17,7 @@ struct ReplayFlags : FlagSet {
   RunConfig config;
   replay::ReplayOptions opt;
   SharedFlagText shared;
+  std::string percentiles;  // checked against --steps after parsing
 };
 
 std::unique_ptr<CLI::App> replay_flags();
