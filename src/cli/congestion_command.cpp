@@ -26,6 +26,7 @@
 #include "core/sizes.hpp"
 #include "measure/frame.hpp"
 #include "sweep/describe_run.hpp"
+#include "sweep/percentiles_flag.hpp"
 #include "sweep/rank_hosts.hpp"
 
 namespace ccbench::cli {
@@ -46,6 +47,7 @@ bool parse_options(int argc, char** argv, RunConfig& config, CongestionOptions& 
   config = std::move(flags.config);
   opt = std::move(flags.opt);
   apply_shared_flags(config, flags.shared);
+  apply_percentiles_flag(config, flags.percentiles);
   if (!flags.link_gbps.empty()) {
     config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");
     if (config.link_gbps < 0) throw UsageError("--link-gbps must not be negative");

@@ -1,6 +1,7 @@
 #include "cli/flag_sets/congestion.hpp"
 
 #include "cli/parse_flags.hpp"
+#include "sweep/percentiles_flag.hpp"
 #include "sweep/run_flags.hpp"
 
 namespace ccbench::cli {
@@ -32,6 +33,7 @@ CongestionFlags::CongestionFlags()
   add_option("--lat-bytes", opt.lat_bytes, "size of the latency allreduce")->default_str(opt.lat_bytes);
   add_option("--bw-bytes", opt.bw_bytes, "size of the bandwidth allreduce and alltoall")->default_str(opt.bw_bytes);
   add_option("--congestor-bytes", opt.congestor_bytes, "size of one congestor op")->default_str(opt.congestor_bytes);
+  add_percentiles_flag(*this, percentiles, "one op of a measured test a sample, in each phase");
   add_option("--max-impact", opt.max_impact, "gate: exit 1 when an impact factor is shown above this");
   add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");

@@ -19,7 +19,7 @@ struct CongestionFlags : FlagSet {
   congestion_run::CongestionOptions opt;
   SharedFlagText shared;
   // Kept as typed until every flag is parsed; the parse checks them naming the flag.
-  std::string measured_hosts, measured_ranks, link_gbps;
+  std::string measured_hosts, measured_ranks, link_gbps, percentiles;
 };
 
 std::unique_ptr<CLI::App> congestion_flags();
