@@ -11,6 +11,7 @@
 #include "cli/flag_sets/fabric.hpp"
 #include "core/error.hpp"
 #include "sweep/flag_suggestion.hpp"
+#include "sweep/percentiles_flag.hpp"
 
 namespace ccbench::cli {
 
@@ -32,6 +33,7 @@ bool parse_fabric_options(int argc, char** argv, fabric::FabricConfig& config, b
   RunConfig& run = config.run;
   run.ops = fabric::parse_fabric_ops(flags.ops);
   apply_shared_flags(run, flags.shared);
+  apply_percentiles_flag(run, flags.percentiles);
   if (run.sizes.min_bytes == 0) throw UsageError("-b/--min-bytes must be at least 1");
   if (config.window < 1 || config.window > 4096) throw UsageError("--window must be in 1..4096");
   if (flags.memory == "host") {

@@ -1,5 +1,7 @@
 #include "cli/flag_sets/fabric.hpp"
 
+#include "sweep/percentiles_flag.hpp"
+
 namespace ccbench::cli {
 
 FabricFlags::FabricFlags()
@@ -20,6 +22,7 @@ FabricFlags::FabricFlags()
   add_option("--window", config.window, "outstanding operations of bw, bibw, write, read")->default_val(64);
   add_option("--memory", memory, "host | cuda (GPU buffers through FI_HMEM)")->default_str("host");
   add_shared_flags(*this, run, shared, "operation");
+  add_percentiles_flag(*this, percentiles, "one iteration a sample (a round trip halved, or a window over --window)");
 }
 
 std::unique_ptr<CLI::App> fabric_flags() { return std::make_unique<FabricFlags>(); }

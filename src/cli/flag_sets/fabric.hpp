@@ -17,7 +17,7 @@ struct FabricFlags : FlagSet {
   fabric::FabricConfig config;  // its run: backend libfabric, uint8, not in place, 8 to 4M bytes
   SharedFlagText shared;
   // Kept as typed until every flag is parsed; the parse checks them naming the flag.
-  std::string ops = "pingpong,bw", memory = "host";
+  std::string ops = "pingpong,bw", memory = "host", percentiles;
 };
 
 std::unique_ptr<CLI::App> fabric_flags();
