@@ -45,7 +45,7 @@ void require_percentile(const ResultFile& file, std::size_t index, const ResultR
   if (levels.is_object() && levels.contains(key)) return;
   throw UsageError(
       fmt::format("--statistic {}: {}: /results/{} ({} {} B) has no percentiles_us.{} (measure with "
-                  "ccbench run --percentiles {})",
+                  "--percentiles {}: run, fabric, congestion or replay)",
                   key, file.source, index, row.op, row.bytes, key, key.substr(1)));
 }
 
