@@ -459,6 +459,9 @@ int run_replay(ControlChannel& world, RunEnding& ending, const RunConfig& config
         {"traced_steps", plan.traced_steps},
         {"sites", plan.sites.size()},
     };
+    // A replay's sample is one step, not one op as config_json says for run.
+    if (!config.percentiles.empty())
+      header.config["timing"]["batch_rule"] = "--percentiles: one step a sample (per-step times)";
     try {
       header.config[kReplayConfigKey][kReplayTraceSha256Key] = file_sha256_hex(opt.trace_path);
       writer = std::make_unique<ResultWriter>(header, config.json_path);

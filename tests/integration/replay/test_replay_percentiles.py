@@ -65,6 +65,7 @@ class ReplayPercentiles(unittest.TestCase):
             doc = load(path)
             jsonschema.validate(doc, schema)
             self.assertEqual(doc["config"]["percentiles"], LEVELS)
+            self.assertEqual(doc["config"]["timing"]["batch_rule"], "--percentiles: one step a sample (per-step times)")
             kinds = [r["replay"]["kind"] for r in doc["results"]]
             self.assertIn("step", kinds)
             self.assertIn("call_site", kinds)
