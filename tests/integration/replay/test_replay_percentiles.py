@@ -4,6 +4,8 @@ step a sample, every call site's row and the step's row carry percentiles_us equ
 SciPy's on the row's own samples, the table has a column pair per level, `compare --statistic pNN`
 on two replays reduces each row's trials to that percentile, and bad levels or too few --steps exit 2
 with one line naming the flags (no file written)."""
+import csv
+import io
 import json
 import os
 import subprocess
@@ -91,6 +93,29 @@ class ReplayPercentiles(unittest.TestCase):
             self.assertEqual(cells[-4], time_text(levels["p90"]["value"]))
             self.assertEqual(cells[-2], time_text(levels["p97.5"]["value"]))
             self.assertEqual(cells[-1], "-")  # no interval for p97.5
+
+    def test_renderers_carry_every_row_and_level(self):
+        self.assertEqual(self.procs[0].returncode, 0, self.procs[0].stderr)
+        rows = load(self.files[0])["results"]
+
+        def report(fmt):
+            p = subprocess.run([CCBENCH, "report", self.files[0], "--format", fmt], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout
+
+        table = list(csv.DictReader(io.StringIO(report("csv"))))
+        self.assertEqual(len(table), len(rows))
+        for line, row in zip(table, rows):
+            for key in ("p50", "p90", "p97.5"):
+                self.assertEqual(float(line[f"{key}_us"]), row["percentiles_us"][key]["value"])
+            self.assertEqual([float(line["p90_ci95_lo_us"]), float(line["p90_ci95_hi_us"])],
+                             row["percentiles_us"]["p90"]["ci95"])
+        md = report("markdown").splitlines()
+        start = [i for i, l in enumerate(md) if l.startswith("### Percentiles of per-iteration times")]
+        self.assertEqual(len(start), 1, md)
+        self.assertEqual(len([l for l in md[start[0] + 4:] if l.startswith("|") and "replay_step" in l]),
+                         len([r for r in rows if r["op"] == "replay_step"]))
 
     def test_compare_reduces_each_trial_to_the_percentile(self):
         for proc in self.procs:
