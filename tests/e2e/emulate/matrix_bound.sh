@@ -9,8 +9,9 @@
 #   many-to-one  hosts 1..3 each send B to host 0: 3B enter host 0's link (receiver side: the tbf
 #                on host 0's port in the bridge namespace). This matrix stands for the many-to-one
 #                KV-cache transfer pattern (prefill hosts -> one decode host): the same traffic.
-# Each case asserts what the matrix implies exactly (most loaded rank 0 with 3B off-rank bytes,
-# `bound_us` = 3B at --link-gbps R, imbalance), and that the median time over the time 3B need at
+# Each case asserts that the bytes crossed those links (tc counters), what the matrix implies
+# exactly (most loaded rank 0 with 3B off-rank bytes, `bound_us` = 3B at --link-gbps R,
+# imbalance), and that the median time over the time 3B need at
 # R lies in a band measured on the 2-core machine beside other work (docs/emulation.md, "Traffic
 # matrices"). A second check: the row's percentiles equal numpy's on its recorded samples_us.
 #   matrix_bound.sh one-to-many | many-to-one
@@ -42,6 +43,31 @@ timeout 90 "$fabric" exec -- mpirun -np 4 --host "$P-h0:1,$P-h1:1,$P-h2:1,$P-h3:
   --matrix "$WORK/matrix.csv" --in-place no -w $warmup -n $iters --percentiles 50,90 --link-gbps $link_gbps \
   --progress never -J "$WORK/r.json" >"$WORK/run.log" 2>&1 || rc=$?
 [[ $rc -eq 0 ]] || { cat "$WORK/run.log"; fail "mpirun ccbench run --matrix exited $rc"; }
+
+# The bytes crossed the links the matrix names: per link, what its two shapers sent since the fabric
+# came up ("up" = what the host sent, "down" = what it received). Each op moves B per pair, so host
+# 0's hot direction carries at least (warm-up + samples) x 3B and each other host's at least that
+# x B; the opposite directions only TCP acknowledgements and MPI's handshakes (under 10%).
+ops=$((warmup + iters))
+emu_link_bytes >"$WORK/links.txt"
+cat "$WORK/links.txt"
+/usr/bin/python3 - "$WORK/links.txt" "$case_name" $ops $block_bytes <<'EOF' || fail "$case_name: the bytes did not cross the links the matrix names"
+import sys
+path, case, ops, block = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+links = []
+for line in open(path):
+    name, up, down = line.split()
+    links.append({"up": int(up.split("=")[1]), "down": int(down.split("=")[1])})
+assert len(links) == 4, links
+hot, cold = ("up", "down") if case == "one-to-many" else ("down", "up")
+assert links[0][hot] >= ops * 3 * block, ("host 0", hot, links[0])
+assert links[0][cold] < 0.1 * ops * 3 * block, ("host 0", cold, links[0])
+for h in (1, 2, 3):
+    assert links[h][cold] >= ops * block, ("host", h, cold, links[h])
+    assert links[h][hot] < 0.1 * ops * block, ("host", h, hot, links[h])
+EOF
+direction=$([[ $case_name == one-to-many ]] && echo out || echo in)
+ok "host 0's link carried 3B an op $direction, each other host's B"
 
 # What the matrix implies, exactly: total 3B, all off-rank; rank 0 the most loaded with 3B (sent in
 # one case, received in the other); the mean a rank sends 3B/4, so imbalance 3B / (3B/4) = 4;
