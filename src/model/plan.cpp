@@ -145,14 +145,16 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
   for (const auto& c : step) {
     PricedCollective row;
     row.step = c;
-    const auto op = to_op(c.op);
-    if (!op) {
-      row.note = "not priced: no point-to-point curve in the model";
-    } else if (c.bytes == 0) {
+    const Op op = to_op(c.op);
+    if (c.bytes == 0) {
       // The workload's sizes divide down to nothing (e.g. model.parameters: 1 over 80 layers).
       row.note = "not priced: 0 bytes per call (the workload's sizes round down to nothing)";
     } else {
-      const CallPrice p = price_call({*op, c.bytes, c.nodes, c.ranks_per_node(), profile}, price);
+      // A pipeline send/recv is one pair of ranks; a sendrecv row's time is that of its slowest pair
+      // (the one crossing a node boundary when it spans nodes), whatever the ranks beside it do, so
+      // the curve's own layout (ranks per node 0: the most measured one) prices it.
+      const int ranks_per_node = op == Op::sendrecv ? 0 : c.ranks_per_node();
+      const CallPrice p = price_call({op, c.bytes, c.nodes, ranks_per_node, profile}, price);
       row.priced = p.priced;
       row.note = p.note;
       row.per_call = p.per_call;

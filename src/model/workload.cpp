@@ -58,7 +58,7 @@ std::string_view name(StepOp op) {
   return "?";
 }
 
-std::optional<Op> to_op(StepOp op) {
+Op to_op(StepOp op) {
   switch (op) {
     case StepOp::allreduce:
       return Op::allreduce;
@@ -69,9 +69,9 @@ std::optional<Op> to_op(StepOp op) {
     case StepOp::alltoall:
       return Op::alltoall;
     case StepOp::sendrecv:
-      return std::nullopt;
+      return Op::sendrecv;
   }
-  return std::nullopt;
+  return Op::allreduce;
 }
 
 namespace {

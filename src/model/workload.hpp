@@ -61,10 +61,10 @@ struct Workload {
 Workload load_workload(const std::filesystem::path& path);
 Workload parse_workload(const std::string& yaml_text, const std::string& source);
 
-// The collective set of ops a step uses; sendrecv (pipeline stages) has no Op in the result model.
+// The collective set of ops a step uses; sendrecv (pipeline stages) is priced from `run --op sendrecv`'s curve.
 enum class StepOp : std::uint8_t { allreduce, allgather, reduce_scatter, alltoall, sendrecv };
 std::string_view name(StepOp op);
-std::optional<Op> to_op(StepOp op);  // nullopt for sendrecv
+Op to_op(StepOp op);
 
 // One kind of collective call in a training step, as one rank sees it.
 struct StepCollective {
