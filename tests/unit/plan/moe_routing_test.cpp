@@ -91,6 +91,24 @@ TEST(PlanMoe, ZipfRoutingUsesRunsRouterAndSeed) {
   EXPECT_GT(rows[0].off_rank_imbalance, 1.5);  // zipf 1.2 over 8 experts: expert 0 draws ~44%
 }
 
+// The shipped skewed job (docs/model.md's example): the router of `run --moe
+// 128,8,4096,2048,hot:0:0.3` on 32 ranks with seed 1, bf16.
+TEST(PlanMoe, ShippedHotJobIsRunsRoute) {
+  const Workload w = load_workload(std::string(CCBENCH_WORKLOADS) + "/moe-30b-a3b-ep32-hot.yaml");
+  ASSERT_TRUE(w.routing);
+  EXPECT_EQ(w.routing->routing, MoeRouting::hot);
+  EXPECT_DOUBLE_EQ(w.routing->hot_fraction, 0.3);
+  EXPECT_EQ(w.routing_seed, 1u);
+  const MoeRoute route = route_tokens(parse_moe_spec("128,8,4096,2048,hot:0:0.3"), 32, 1);
+  const MatrixLoad load = load_of(dispatch_matrix(route, 2048, 2));
+  const auto rows = step_collectives(w);
+  EXPECT_EQ(rows[0].most_loaded_bytes, load.most_loaded_off_rank_bytes);
+  EXPECT_EQ(rows[0].bytes, 4096ULL * 8 * 2048 * 2);  // 128 MiB: the mean rank's send buffer
+  EXPECT_DOUBLE_EQ(rows[0].off_rank_imbalance,
+                   static_cast<double>(load.most_loaded_off_rank_bytes) / load.mean_off_rank_send_bytes);
+  EXPECT_GT(rows[0].off_rank_imbalance, 2);  // 30% of first choices on one of 32 ranks
+}
+
 TEST(PlanMoe, BadRoutingAndSeedNameTheKeyAndFile) {
   const auto error_of = [](const std::string& yaml) -> std::string {
     try {
