@@ -276,6 +276,8 @@ nlohmann::json to_json(const Plan& plan) {
                    {"sharding", std::string(name(w.sharding))},
                    {"shard_group", w.shard_group > 0 ? w.shard_group : w.dp},
                    {"bucket_bytes", w.bucket_bytes}};
+  // The `run --moe` spec and seed that measure this routing's dispatch.
+  if (w.routing) j["workload"]["moe_routing"] = {{"spec", w.routing->text}, {"seed", w.routing_seed}};
   auto& cs = j["collectives"] = nlohmann::json::array();
   for (const auto& c : plan.step) {
     cs.push_back({{"what", c.what},

@@ -11,6 +11,7 @@
 #include "core/traffic_matrix.hpp"
 #include "model/plan.hpp"
 #include "model/workload.hpp"
+#include "report/plan_table.hpp"
 
 namespace ccbench::model {
 namespace {
@@ -61,6 +62,22 @@ TEST(PlanMoe, HotRoutingIsPricedAtTheMostLoadedRanksBytes) {
   EXPECT_EQ(queries[0].op, Op::moe_dispatch);
   EXPECT_EQ(queries[0].bytes, 7 * kMeanBytes);
   EXPECT_EQ(queries[1].op, Op::moe_combine);
+}
+
+// The plan document records the router's spec and seed (what `run --moe` measures) and each routed
+// row's L and imbalance; the text names the spec.
+TEST(PlanMoe, DocumentAndTextNameTheRouting) {
+  const Plan plan =
+      make_plan(parse_workload(moe_workload("routing: 'hot:0:1'"), "hot.yaml"), {"A"}, linear, std::nullopt);
+  const nlohmann::json j = to_json(plan);
+  EXPECT_EQ(j["workload"]["moe_routing"], (nlohmann::json{{"spec", "8,1,1024,768,hot:0:1"}, {"seed", 1}}));
+  EXPECT_EQ(j["collectives"][0]["most_loaded_bytes"], 7 * kMeanBytes);
+  EXPECT_EQ(j["collectives"][0]["off_rank_imbalance"], 8.0);
+  EXPECT_FALSE(j["collectives"][2].contains("most_loaded_bytes"));
+  const std::string text = report::plan_text(j);
+  EXPECT_NE(text.find("; 8 experts, top-1, 50M expert parameters, routed as run --moe 8,1,1024,768,hot:0:1 --seed 1\n"),
+            std::string::npos)
+      << text;
 }
 
 // Without a curve for the MoE ops: an all-to-all in which every rank moves L, S' = L x 8 / 7 =
