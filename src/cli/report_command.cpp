@@ -64,7 +64,9 @@ std::vector<report::ModelCurve> model_curves(const std::string& model_file, cons
     const model::RunFacts facts = model::run_facts(files[f]);
     for (const auto& row : files[f].results) {
       const auto op = parse_op(row.op);
-      if (!op) continue;
+      // A matrix op's curve is against its most loaded rank's bytes, not the row's mean S the chart
+      // is drawn on: no overlay shares that axis.
+      if (!op || model::modelled_by_most_loaded_rank(*op)) continue;
       auto it = std::find_if(curves.begin(), curves.end(), [&](const report::ModelCurve& c) {
         return c.op == row.op && c.profile == facts.profile && c.nodes == facts.nodes &&
                c.ranks_per_node == facts.ranks_per_node;

@@ -48,11 +48,19 @@ double network_factor(Op op, int nodes) {
   return bus_factor(op, nodes);
 }
 
+bool modelled_by_most_loaded_rank(Op op) { return info(op).buffers == OpBuffers::matrix; }
+
+double curve_busbw_gbps(Op op, int ranks, std::uint64_t bytes, double time_us) {
+  return modelled_by_most_loaded_rank(op) ? algbw_gbps(bytes, time_us) : busbw_gbps(op, ranks, bytes, time_us);
+}
+
 Traffic traffic(Op op, std::uint64_t bytes, int nodes, int ranks_per_node) {
   Traffic x;
   x.nodes = std::max(1, nodes);
   const int p = x.nodes * std::max(1, ranks_per_node);
-  double f = bus_factor(op, p);
+  // A matrix op's L is already one rank's link bytes; its network share stays (N-1)/N (an even
+  // spread of that rank's peers over the nodes).
+  double f = modelled_by_most_loaded_rank(op) ? 1.0 : bus_factor(op, p);
   if (f <= 0) f = 1;  // one rank: keep the bytes term meaningful
   x.bus_bytes = static_cast<double>(bytes) * f;
   x.net_bytes = static_cast<double>(bytes) * network_factor(op, x.nodes);
@@ -100,12 +108,22 @@ std::vector<Observation> observations(const ResultFile& file) {
     // A row of concurrent groups (--groups) is one group's time beside its neighbours' traffic, not
     // the time of the job's one communicator that the curve models (docs/model.md).
     if (row_groups(row) != "none") continue;
+    std::uint64_t bytes = row.bytes;
+    if (modelled_by_most_loaded_rank(*op)) {
+      // Without the matrix's most loaded rank the row cannot be placed on the curve (traffic of
+      // one mean size can be any imbalance).
+      const auto m = row.extra.find("matrix");
+      if (m == row.extra.end() || !m->is_object()) continue;
+      const auto l = m->find("most_loaded_off_rank_bytes");
+      if (l == m->end() || !l->is_number_unsigned() || l->get<std::uint64_t>() == 0) continue;
+      bytes = l->get<std::uint64_t>();
+    }
     Observation o;
     o.op = *op;
     o.profile = facts.profile;
     o.nodes = facts.nodes > 0 ? facts.nodes : 1;
     o.ranks_per_node = facts.ranks_per_node > 0 ? facts.ranks_per_node : std::max(1, row.ranks / o.nodes);
-    o.bytes = row.bytes;
+    o.bytes = bytes;
     o.time_us = row.time_us.median;
     if (!(o.time_us > 0) && !row.samples_us.empty()) {
       auto s = row.samples_us;
@@ -696,7 +714,7 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   if (g.spec_gbps > 0 && !g.regimes.empty()) {
     const int n = d.node_values.back();
     const double t = envelope_time_us(g.regimes, traffic(g.op, g.bytes_max, n, g.ranks_per_node));
-    g.efficiency = busbw_gbps(g.op, n * g.ranks_per_node, g.bytes_max, t) / (g.spec_gbps / 8.0);
+    g.efficiency = curve_busbw_gbps(g.op, n * g.ranks_per_node, g.bytes_max, t) / (g.spec_gbps / 8.0);
   }
   return g;
 }

@@ -29,6 +29,15 @@ struct Traffic {
 Traffic traffic(Op op, std::uint64_t bytes, int nodes, int ranks_per_node);
 double network_factor(Op op, int nodes);
 
+// The matrix ops (alltoallv, moe_dispatch, moe_combine, moe_pair) are modelled against the most
+// loaded rank's off-rank bytes L (the row's matrix.most_loaded_off_rank_bytes), not the mean S: the
+// op ends when that rank's link has carried L, so the routing's imbalance enters the price through
+// L = imbalance x the mean. For them `bytes` in a query and an Observation is L, the bus term's
+// factor is 1 and the bandwidth reported is L / t (the row's most_loaded_gbps).
+bool modelled_by_most_loaded_rank(Op op);
+// The bandwidth a prediction reports: nccl-tests' busbw, or L / t for the matrix ops.
+double curve_busbw_gbps(Op op, int ranks, std::uint64_t bytes, double time_us);
+
 // t(S, N) = latency_us + step_us * steps(N) + bus_bytes * us_per_byte + net_bytes * us_per_net_byte
 // 1 / us_per_byte is a bus bandwidth that does not change with N (a bandwidth-bound ring), and
 // us_per_net_byte the time per byte a node moves over the network: the node-count dependence of

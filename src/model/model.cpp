@@ -482,9 +482,9 @@ Prediction Model::predict(const PredictQuery& q) const {
     out.time_hi_us = p.hi;
     out.extrapolated = p.extrapolated;
     const int ranks = q.nodes * rpn;
-    out.busbw_gbps = busbw_gbps(q.op, ranks, q.bytes, p.t);
-    out.busbw_lo_gbps = busbw_gbps(q.op, ranks, q.bytes, p.hi);
-    out.busbw_hi_gbps = busbw_gbps(q.op, ranks, q.bytes, p.lo);
+    out.busbw_gbps = curve_busbw_gbps(q.op, ranks, q.bytes, p.t);
+    out.busbw_lo_gbps = curve_busbw_gbps(q.op, ranks, q.bytes, p.hi);
+    out.busbw_hi_gbps = curve_busbw_gbps(q.op, ranks, q.bytes, p.lo);
     return out;
   };
   // Picks the group of a profile: the query's layout, or the one with the most rows.

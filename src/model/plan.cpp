@@ -12,6 +12,7 @@
 #include "core/comma_list.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "model/fit.hpp"
 
 namespace ccbench::model {
 
@@ -40,6 +41,33 @@ Prediction scaled_allreduce(const Pricer& price, PredictQuery q, double share) {
   p.time_lo_us *= share;
   p.time_hi_us *= share;
   return p;  // busbw unchanged: that is the assumption
+}
+
+// A routed expert exchange: its own curve at L, the most loaded rank's off-rank bytes (fit.hpp);
+// without one, an all-to-all in which every rank moves L, i.e. of S' = L x n / (n - 1) (an even
+// all-to-all of S sends (n-1)/n x S off rank), said in the note.
+CallPrice price_routed_exchange(const StepCollective& c, const std::string& profile, const Pricer& price) {
+  const PredictQuery own{to_op(c.op), c.most_loaded_bytes, c.nodes, c.ranks_per_node(), profile};
+  CallPrice out;
+  try {
+    out.per_call = price(own);
+    out.priced = true;
+    return out;
+  } catch (const UsageError& e) {
+    const double n = c.group;
+    const auto even = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.most_loaded_bytes) * n / (n - 1)));
+    try {
+      out.per_call = price({Op::alltoall, even, c.nodes, c.ranks_per_node(), profile});
+      out.priced = true;
+      out.note = fmt::format(
+          "an all-to-all of {} bytes, in which every rank moves the most loaded rank's {} off-rank bytes (no curve for "
+          "this op)",
+          even, c.most_loaded_bytes);
+    } catch (const UsageError& fallback) {
+      out.note = fmt::format("not priced: {}; nor as an all-to-all: {}", e.what(), fallback.what());
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -145,14 +173,18 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
   for (const auto& c : step) {
     PricedCollective row;
     row.step = c;
-    const auto op = to_op(c.op);
-    if (!op) {
-      row.note = "not priced: no point-to-point curve in the model";
-    } else if (c.bytes == 0) {
+    const Op op = to_op(c.op);
+    if (c.bytes == 0) {
       // The workload's sizes divide down to nothing (e.g. model.parameters: 1 over 80 layers).
       row.note = "not priced: 0 bytes per call (the workload's sizes round down to nothing)";
     } else {
-      const CallPrice p = price_call({*op, c.bytes, c.nodes, c.ranks_per_node(), profile}, price);
+      // A pipeline send/recv is one pair of ranks; a sendrecv row's time is that of its slowest pair
+      // (the one crossing a node boundary when it spans nodes), whatever the ranks beside it do, so
+      // the curve's own layout (ranks per node 0: the most measured one) prices it.
+      const int ranks_per_node = op == Op::sendrecv ? 0 : c.ranks_per_node();
+      const CallPrice p = modelled_by_most_loaded_rank(op)
+                              ? price_routed_exchange(c, profile, price)
+                              : price_call({op, c.bytes, c.nodes, ranks_per_node, profile}, price);
       row.priced = p.priced;
       row.note = p.note;
       row.per_call = p.per_call;
@@ -244,6 +276,8 @@ nlohmann::json to_json(const Plan& plan) {
                    {"sharding", std::string(name(w.sharding))},
                    {"shard_group", w.shard_group > 0 ? w.shard_group : w.dp},
                    {"bucket_bytes", w.bucket_bytes}};
+  // The `run --moe` spec and seed that measure this routing's dispatch.
+  if (w.routing) j["workload"]["moe_routing"] = {{"spec", w.routing->text}, {"seed", w.routing_seed}};
   auto& cs = j["collectives"] = nlohmann::json::array();
   for (const auto& c : plan.step) {
     cs.push_back({{"what", c.what},
@@ -254,6 +288,10 @@ nlohmann::json to_json(const Plan& plan) {
                   {"ranks_per_node", c.ranks_per_node()},
                   {"count", c.count},
                   {"overlaps", c.overlaps}});
+    if (c.most_loaded_bytes > 0) {
+      cs.back()["most_loaded_bytes"] = c.most_loaded_bytes;
+      cs.back()["off_rank_imbalance"] = c.off_rank_imbalance;
+    }
   }
   auto& ps = j["profiles"] = nlohmann::json::array();
   for (const auto& p : plan.profiles) {

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/moe_router.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 #include "core/yaml_checks.hpp"
@@ -54,11 +55,15 @@ std::string_view name(StepOp op) {
       return "alltoall";
     case StepOp::sendrecv:
       return "sendrecv";
+    case StepOp::moe_dispatch:
+      return "moe_dispatch";
+    case StepOp::moe_combine:
+      return "moe_combine";
   }
   return "?";
 }
 
-std::optional<Op> to_op(StepOp op) {
+Op to_op(StepOp op) {
   switch (op) {
     case StepOp::allreduce:
       return Op::allreduce;
@@ -69,9 +74,13 @@ std::optional<Op> to_op(StepOp op) {
     case StepOp::alltoall:
       return Op::alltoall;
     case StepOp::sendrecv:
-      return std::nullopt;
+      return Op::sendrecv;
+    case StepOp::moe_dispatch:
+      return Op::moe_dispatch;
+    case StepOp::moe_combine:
+      return Op::moe_combine;
   }
-  return std::nullopt;
+  return Op::allreduce;
 }
 
 namespace {
@@ -210,7 +219,7 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     if (w.parameters < 1) r.fail(model["parameters"], "model.parameters: must be at least 1");
     if (w.parameters > 1e15) r.fail(model["parameters"], "model.parameters: above 1e15 (1000T)");
     if (const YAML::Node moe = model["moe"]) {
-      r.only_keys(moe, "model.moe", {"experts", "top_k", "expert_parameters", "moe_layers"});
+      r.only_keys(moe, "model.moe", {"experts", "top_k", "expert_parameters", "moe_layers", "routing", "seed"});
       w.experts = r.integer(r.need(moe, "model.moe", "experts"), "model.moe.experts", 1);
       w.top_k = r.integer(r.need(moe, "model.moe", "top_k"), "model.moe.top_k", 1);
       w.expert_parameters = r.count(r.need(moe, "model.moe", "expert_parameters"), "model.moe.expert_parameters");
@@ -223,6 +232,10 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
       }
       if (w.moe_layers > w.layers) {
         r.fail(moe["moe_layers"], fmt::format("model.moe.moe_layers: {} exceeds layers ({})", w.moe_layers, w.layers));
+      }
+      if (moe["seed"]) {
+        if (!moe["routing"]) r.fail(moe["seed"], "model.moe.seed: only with model.moe.routing");
+        w.routing_seed = static_cast<std::uint32_t>(r.integer(moe["seed"], "model.moe.seed", 0));
       }
     }
 
@@ -237,6 +250,21 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
       r.fail(root["micro_batch"],
              fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
                          w.top_k > 0 ? " x model.moe.top_k" : "", elements));
+    }
+
+    if (const YAML::Node routing =
+            model["moe"] && model["moe"]["routing"] ? model["moe"]["routing"] : YAML::Node(YAML::NodeType::Undefined)) {
+      const std::string text = r.scalar(routing, "model.moe.routing");
+      // The router of `run --moe`: its spec text, one micro-batch's tokens per rank.
+      const std::string spec =
+          fmt::format("{},{},{},{},{}", w.experts, w.top_k,
+                      1ULL * static_cast<unsigned>(w.micro_batch) * w.sequence_length, w.hidden, text);
+      try {
+        w.routing = parse_moe_spec(spec);
+      } catch (const UsageError& e) {
+        r.fail(routing,
+               fmt::format("model.moe.routing: '{}' is not uniform, zipf:S or hot:E:FRACTION ({})", text, e.what()));
+      }
     }
 
     const YAML::Node par = r.need(root, "", "parallel");
@@ -415,7 +443,25 @@ std::vector<StepCollective> step_collectives(const Workload& w) {
                    to_bytes(activation), w.tp, nodes_spanned(w.tp, 1, R),
                    4ULL * static_cast<std::uint64_t>(stage_layers) * mb, false});
   }
-  if (w.experts > 0 && w.ep > 1) {
+  if (w.experts > 0 && w.ep > 1 && w.routing) {
+    // The router's dispatch over the ep ranks: the same matrix as `run --moe` with this seed.
+    const MoeRoute route = route_tokens(*w.routing, w.ep, w.routing_seed);
+    const MatrixLoad load =
+        load_of(dispatch_matrix(route, static_cast<std::uint64_t>(w.hidden), info(w.dtype).size_bytes));
+    const double imbalance = load.mean_off_rank_send_bytes > 0
+                                 ? static_cast<double>(load.most_loaded_off_rank_bytes) / load.mean_off_rank_send_bytes
+                                 : 1.0;
+    // The combine is the dispatch's transpose: the same most loaded rank, the same bytes. Each runs
+    // once forward and once backward (the other's gradient), per MoE layer and micro-batch.
+    const auto calls = 2ULL * static_cast<std::uint64_t>(stage_moe_layers) * mb;
+    const int nodes = nodes_spanned(w.ep, w.tp, R);
+    out.push_back({"expert dispatch (forward) and the combine's gradient (backward), per MoE layer",
+                   StepOp::moe_dispatch, to_bytes(load.mean_send_bytes), w.ep, nodes, calls, false,
+                   load.most_loaded_off_rank_bytes, imbalance});
+    out.push_back({"expert combine (forward) and the dispatch's gradient (backward), per MoE layer",
+                   StepOp::moe_combine, to_bytes(load.mean_send_bytes), w.ep, nodes, calls, false,
+                   load.most_loaded_off_rank_bytes, imbalance});
+  } else if (w.experts > 0 && w.ep > 1) {
     const double tokens = static_cast<double>(w.micro_batch) * w.sequence_length;
     out.push_back({"expert all-to-all (dispatch + combine, forward and backward), per MoE layer", StepOp::alltoall,
                    to_bytes(tokens * w.top_k * w.hidden * b), w.ep, nodes_spanned(w.ep, w.tp, R),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/enums.hpp"
+#include "core/moe_router.hpp"
 
 namespace ccbench::model {
 
@@ -36,6 +37,10 @@ struct Workload {
   int top_k = 0;
   double expert_parameters = 0;  // parameters of all experts together (P_e); the rest is dense
   int moe_layers = 0;            // layers with an expert block (default: every layer)
+  // `model.moe.routing` (uniform | zipf:S | hot:E:FRACTION) and `model.moe.seed`: the router of
+  // `run --moe` over the ep ranks, one micro-batch's tokens per rank. Absent: an even all-to-all.
+  std::optional<MoeSpec> routing;
+  std::uint32_t routing_seed = 1;  // run's default --seed
 
   DType dtype = DType::bfloat16;       // parameters and activations
   DType grad_dtype = DType::bfloat16;  // gradient reductions (default: dtype)
@@ -61,10 +66,20 @@ struct Workload {
 Workload load_workload(const std::filesystem::path& path);
 Workload parse_workload(const std::string& yaml_text, const std::string& source);
 
-// The collective set of ops a step uses; sendrecv (pipeline stages) has no Op in the result model.
-enum class StepOp : std::uint8_t { allreduce, allgather, reduce_scatter, alltoall, sendrecv };
+// The collective set of ops a step uses; sendrecv (pipeline stages) is priced from `run --op sendrecv`'s curve.
+// moe_dispatch and moe_combine: a routed expert exchange (model.moe.routing), priced at the most
+// loaded rank's off-rank bytes.
+enum class StepOp : std::uint8_t {
+  allreduce,
+  allgather,
+  reduce_scatter,
+  alltoall,
+  sendrecv,
+  moe_dispatch,
+  moe_combine
+};
 std::string_view name(StepOp op);
-std::optional<Op> to_op(StepOp op);  // nullopt for sendrecv
+Op to_op(StepOp op);
 
 // One kind of collective call in a training step, as one rank sees it.
 struct StepCollective {
@@ -76,6 +91,10 @@ struct StepCollective {
   int nodes = 0;            // nodes those ranks span
   std::uint64_t count = 0;  // calls per step
   bool overlaps = false;    // issued while compute runs (prefetch, backward hooks)
+  // moe_dispatch, moe_combine: the most loaded rank's off-rank bytes L (what the model prices) and
+  // L over the mean off-rank bytes a rank sends (1: even).
+  std::uint64_t most_loaded_bytes = 0;
+  double off_rank_imbalance = 0;
 
   int ranks_per_node() const { return nodes > 0 ? (group + nodes - 1) / nodes : 0; }
 };

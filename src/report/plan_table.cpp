@@ -102,6 +102,10 @@ std::vector<std::string> summary_lines(const json& plan) {
   if (num(w, "experts") > 0) {
     model += fmt::format("; {} experts, top-{}, {} expert parameters", str(w, "experts"), str(w, "top_k"),
                          count_text(num(w, "expert_parameters")));
+    if (w.contains("moe_routing") && w["moe_routing"].is_object()) {
+      model += fmt::format(", routed as run --moe {} --seed {}", str(w["moe_routing"], "spec"),
+                           str(w["moe_routing"], "seed"));
+    }
   }
   lines.push_back(model);
   lines.push_back(fmt::format("{} (gradients {}), sequence {}, micro-batch {} x {} per step", str(w, "dtype"),

@@ -118,18 +118,50 @@ TEST(Plan, BothReasonsWhenTheHalfAllReduceCannotBePricedEither) {
   EXPECT_EQ(ag.note, "not priced: allgather: not fitted; nor as half an all-reduce: unknown profile C");
 }
 
-TEST(Plan, RowsTheModelCannotPriceAreListedAndLeftOutOfTheMigration) {
-  // Pipeline stages: the send/recv row has no curve; profile C is unknown to the pricer.
-  const Workload w = parse_workload(
+// pp 2 x dp 8 on 2 nodes of 8: the stages' send/recv pair spans 2 nodes; activations of
+// 8 x 1024 x 768 fp32 = 25165824 bytes, sent forward and their gradients back: 2 calls a step.
+Workload two_stages() {
+  return parse_workload(
       "model: {parameters: 100M, layers: 12, hidden: 768}\ndtype: fp32\nsequence_length: 1024\nmicro_batch: 8\n"
       "parallel: {ranks: 16, ranks_per_node: 8, pp: 2, dp: 8}\n",
       "pp.yaml");
-  const Plan plan = make_plan(w, {"A", "C"}, known_curve(), std::pair<std::string, std::string>{"A", "C"});
+}
+
+TEST(Plan, PipelineSendRecvIsPricedFromTheSendrecvCurveAtItsOwnLayout) {
+  std::vector<PredictQuery> sendrecv_queries;
+  const Pricer curve = known_curve();
+  const Pricer recording = [&](const PredictQuery& q) {
+    if (q.op == Op::sendrecv) sendrecv_queries.push_back(q);
+    return curve(q);
+  };
+  const Plan plan = make_plan(two_stages(), {"A"}, recording, std::nullopt);
+  const PricedCollective& row = plan.profiles[0].rows[0];
+  ASSERT_EQ(row.step.op, StepOp::sendrecv);
+  ASSERT_TRUE(row.priced) << row.note;
+  EXPECT_EQ(row.note, "");
+  EXPECT_DOUBLE_EQ(row.per_call.time_us, 10 + 25165824 / 100e3);
+  EXPECT_DOUBLE_EQ(row.step_us.value, 2 * (10 + 25165824 / 100e3));
+  ASSERT_EQ(sendrecv_queries.size(), 1u);
+  EXPECT_EQ(sendrecv_queries[0].bytes, 25165824u);
+  EXPECT_EQ(sendrecv_queries[0].nodes, 2);
+  EXPECT_EQ(sendrecv_queries[0].ranks_per_node, 0);  // the curve's most measured layout
+  EXPECT_EQ(plan.profiles[0].unpriced, 0);
+}
+
+TEST(Plan, RowsTheModelCannotPriceAreListedAndLeftOutOfTheMigration) {
+  // The pricer has no sendrecv curve (as a model fitted without `run --op sendrecv` rows); profile C
+  // is unknown to it.
+  const Pricer curve = known_curve();
+  const Pricer no_sendrecv = [&](const PredictQuery& q) {
+    if (q.op == Op::sendrecv) throw UsageError("--op: the model has no fit for sendrecv (fitted: allreduce)");
+    return curve(q);
+  };
+  const Plan plan = make_plan(two_stages(), {"A", "C"}, no_sendrecv, std::pair<std::string, std::string>{"A", "C"});
   const ProfilePlan& a = plan.profiles[0];
   ASSERT_EQ(a.rows.size(), 2u);
   EXPECT_EQ(a.rows[0].step.op, StepOp::sendrecv);
   EXPECT_FALSE(a.rows[0].priced);
-  EXPECT_EQ(a.rows[0].note, "not priced: no point-to-point curve in the model");
+  EXPECT_EQ(a.rows[0].note, "not priced: --op: the model has no fit for sendrecv (fitted: allreduce)");
   EXPECT_EQ(a.unpriced, 1);
   EXPECT_EQ(plan.profiles[1].unpriced, 2);
   EXPECT_EQ(plan.profiles[1].rows[1].note, "not priced: unknown profile C");
