@@ -87,8 +87,9 @@ class Replay {
         calls_(plan.calls[static_cast<std::size_t>(world.rank())]),
         issued_(calls_.size(), 0) {
     // Each message's number on its (communicator, sender, receiver), in this rank's issue order:
-    // the sender's n-th send to b and b's n-th receive from it get the same number.
-    std::map<std::tuple<int, int, int>, std::uint64_t> messages;
+    // the sender's n-th send to b and b's n-th receive from it get the same number. Sends and
+    // receives are counted apart, so a rank sending to itself numbers both sides alike too.
+    std::map<std::tuple<int, int, int, bool>, std::uint64_t> messages;
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       const PlannedCall& call = calls_[i];
       cases_.push_back(case_of(call));
@@ -101,8 +102,8 @@ class Replay {
         batch_of_.push_back(-1);
       }
       if (call.point_to_point) {
-        const auto pair = call.send ? std::make_tuple(call.communicator, call.comm_rank, call.peer)
-                                    : std::make_tuple(call.communicator, call.peer, call.comm_rank);
+        const auto pair = call.send ? std::make_tuple(call.communicator, call.comm_rank, call.peer, true)
+                                    : std::make_tuple(call.communicator, call.peer, call.comm_rank, false);
         batches_.back().push_back({call.send, call.dtype, call.layout.count, call.peer, messages[pair]++});
       }
     }

@@ -12,14 +12,16 @@ SOURCE = os.environ.get("CCBENCH_SOURCE", ".")
 # the one before, one batch), an allreduce, then rank 0 sends rank 1 two messages of float x64
 # alike: only their number on the pair tells them apart.
 RING = os.path.join(SOURCE, "tests", "data", "replay", "ring_send_recv.trace.json")
-MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none", "-np", "3"]
+# 1 rank sends 1 Mi floats to itself and receives them in the same batch.
+SELF = os.path.join(SOURCE, "tests", "data", "replay", "self_send_recv.trace.json")
+MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none"]
 
 
-def replay(args, timeout=60):
+def replay(args, np=3, timeout=60):
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    return subprocess.run(MPIRUN + [CCBENCH, "replay"] + args, capture_output=True, text=True, timeout=timeout,
+    return subprocess.run(MPIRUN + ["-np", str(np), CCBENCH, "replay"] + args, capture_output=True, text=True, timeout=timeout,
                           env=env)
 
 
@@ -49,6 +51,17 @@ class ReplaySendRecvCheck(unittest.TestCase):
         ])
         self.assertEqual(rows[-1]["wrong"], 0)
         self.assertEqual(rows[-1]["replay"]["steps"], 3)
+
+    def test_a_rank_sending_to_itself(self):
+        # Its send and its receive are the same message: numbered alike though on one rank.
+        out = os.path.join(self.dir.name, "self.json")
+        p = replay([SELF, "--steps", "3", "--gaps", "none", "--check", "1", "-T", "20", "-J", out], np=1)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            rows = json.load(f)["results"]
+        self.assertEqual([(r["op"], r["bytes"]) for r in rows], [("send", 4194304), ("recv", 4194304),
+                                                                  ("replay_step", 8388608)])
+        self.assertEqual(rows[-1]["wrong"], 0)
 
     def test_a_recv_without_its_send_is_refused(self):
         with open(RING) as f:
