@@ -12,11 +12,17 @@
 
 namespace ccbench::pattern {
 
-CCBENCH_HD std::int64_t message_value(const Params& p, int sender, int receiver, std::uint64_t sequence,
-                                      std::uint64_t index) {
+// The message's pattern is run's plain data of `sender` under these parameters (the NCCL backend
+// fills and checks it with its kernels for a non-reducing op, whose input is data_value).
+CCBENCH_HD Params message_params(const Params& p, int receiver, std::uint64_t sequence) {
   Params message = p;
   message.seed = mix(p.seed, static_cast<std::uint32_t>(receiver), sequence);
-  return data_value(message, sender, index);
+  return message;
+}
+
+CCBENCH_HD std::int64_t message_value(const Params& p, int sender, int receiver, std::uint64_t sequence,
+                                      std::uint64_t index) {
+  return data_value(message_params(p, receiver, sequence), sender, index);
 }
 
 }  // namespace ccbench::pattern
