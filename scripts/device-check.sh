@@ -103,6 +103,7 @@ if [ "$dry_run" = 1 ]; then
   record "3 one GPU: -G, corrupted output" plan "-G 4 every op; CCBENCH_TEST_CORRUPT_RANK=0 exits 1"
   record "4 timing vs nccl-tests" plan "$timed_ops float ${timing_sizes[*]}"
   record "3 one GPU: matrix ops" plan "alltoallv --matrix, --moe dispatch/combine/pair, data checked"
+  record "3 one GPU: replay send/recv" plan "a 1-rank trace sending to itself, -c 1 (5: the 2-rank pair)"
   record "5 multi-GPU (2+ GPUs)" plan "every op in/out-of-place, alltoallv even matrix vs alltoall, --moe, --groups, -G teardown, killed rank"
   exit 0
 fi
@@ -244,6 +245,22 @@ run "3 gpu1 -G 2 bfloat16 avg" 1 120 --ops allreduce,reduce_scatter -d bfloat16 
 printf '4194304\n' >"$out/matrix1.csv"
 run "3 gpu1 alltoallv --matrix" 1 120 --matrix "$out/matrix1.csv" -d float -n 5 -c 1 --in-place no
 run "3 gpu1 moe dispatch/combine/pair" 1 120 --moe 8,2,4096,1024,hot:0:0.5 -d bfloat16 -n 5 -c 1 --in-place no
+# replay's sends and receives (one ncclGroupStart/End group per batch, every receive checked, never
+# yet run on a GPU before this step): replay_run NAME NP TRACE passes when the replay exits 0.
+replay_run() {
+  local name=$1 np=$2 trace=$3 t0 rc file
+  t0=$(date +%s)
+  file=$(slug "$name")
+  launch "$np" timeout -k 5 120 "$ccbench" replay "$trace" --backend nccl --steps 3 --gaps none -c 1 -T 60 \
+    -J "$out/$file.json" >"$out/$file.log" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then record "$name" ok "exit 0, $(($(date +%s) - t0)) s"; else
+    tail -12 "$out/$file.log"
+    record "$name" fail "exit $rc (1: a receive's data wrong, 3: a hang), see $out/$file.log"
+  fi
+}
+# One rank sends 1 Mi floats to itself and receives them in the same batch.
+replay_run "3 gpu1 replay send/recv to itself" 1 "$root/tests/data/replay/self_send_recv.trace.json"
 CCBENCH_TEST_CORRUPT_RANK=0 launch 1 "$ccbench" run --backend nccl --ops allreduce -b 1M -e 1M -n 3 \
   --progress never >"$out/corrupt.log" 2>&1
 rc=$?
@@ -326,6 +343,8 @@ else
     -n 10 -c 1 --in-place no
   run "5 x$np moe hot expert" "$np" 180 --moe $((np * 4)),2,8192,4096,hot:0:0.5 -d bfloat16 -n 5 -c 1 --in-place no
   run "5 x$np moe zipf" "$np" 180 --moe $((np * 4)),4,8192,4096,zipf:1.2 -d bfloat16 -n 5 -c 1 --in-place no
+  # replay's sends and receives between GPUs: a pair both ranks post send-first (1 MiB and 512 KiB).
+  replay_run "5 x2 replay send/recv pair" 2 "$root/tests/data/replay/send_recv.trace.json"
   for spec in mod:2 div:2; do
     [ "$spec" = div:2 ] && [ "$np" -lt 4 ] && { record "5 groups div:2" skip "needs 4 GPUs"; continue; }
     run "5 x$np groups $spec" "$np" 180 --groups "$spec" --ops "$all_ops" -d float -b 1K -e 4M -f 16 -n 3 -c 1

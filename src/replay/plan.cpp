@@ -115,6 +115,69 @@ void check_groups_issued_alike(const trace::Trace& trace, const std::string& pat
   }
 }
 
+// The n-th send from trace rank a to b on a group pairs with the n-th receive at b from a (MPI's
+// non-overtaking order). A send or receive without its partner would hang the replay, and a pair
+// whose element types or counts differ would not carry what the receive expects.
+void check_sends_match_receives(const trace::Trace& trace, const std::string& path) {
+  struct Posted {
+    int rank;
+    std::size_t index;
+    const trace::Call* call;
+  };
+  struct Pair {
+    std::vector<Posted> sends, recvs;
+  };
+  std::map<std::tuple<std::string, int, int>, Pair> pairs;  // (group, sender, receiver) in trace ranks
+  for (const trace::RankCalls& rank : trace.ranks) {
+    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+      const trace::Call& call = rank.calls[i];
+      if (call.op != trace::CallOp::send && call.op != trace::CallOp::recv) continue;
+      const auto group = std::find_if(trace.groups.begin(), trace.groups.end(),
+                                      [&](const trace::Group& g) { return g.id == call.group; });
+      const int peer = group->ranks[static_cast<std::size_t>(call.peer.value_or(0))];
+      if (call.op == trace::CallOp::send) {
+        pairs[{call.group, rank.rank, peer}].sends.push_back({rank.rank, i, &call});
+      } else {
+        pairs[{call.group, peer, rank.rank}].recvs.push_back({rank.rank, i, &call});
+      }
+    }
+  }
+  const auto text = [](const trace::Call& call) { return fmt::format("{} x{}", info(call.dtype).name, call.count); };
+  for (const auto& [key, pair] : pairs) {
+    const auto& [group, sender, receiver] = key;
+    const std::size_t n = std::max(pair.sends.size(), pair.recvs.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k >= pair.recvs.size()) {
+        const Posted& send = pair.sends[k];
+        throw UsageError(fmt::format(
+            "{}: send {} from trace rank {} to trace rank {} on group '{}' ({}) has no matching recv: rank {} "
+            "posts {} recvs from rank {} (the n-th send from a rank to a peer pairs with the peer's n-th recv "
+            "from it; replayed, it would hang)",
+            call_where(path, send.rank, send.index), k, sender, receiver, group, text(*send.call), receiver,
+            pair.recvs.size(), sender));
+      }
+      if (k >= pair.sends.size()) {
+        const Posted& recv = pair.recvs[k];
+        throw UsageError(fmt::format(
+            "{}: recv {} at trace rank {} from trace rank {} on group '{}' ({}) has no matching send: rank {} "
+            "posts {} sends to rank {} (the n-th send from a rank to a peer pairs with the peer's n-th recv "
+            "from it; replayed, it would hang)",
+            call_where(path, recv.rank, recv.index), k, receiver, sender, group, text(*recv.call), sender,
+            pair.sends.size(), receiver));
+      }
+      const Posted& send = pair.sends[k];
+      const Posted& recv = pair.recvs[k];
+      if (send.call->dtype != recv.call->dtype || send.call->count != recv.call->count) {
+        throw UsageError(
+            fmt::format("{}: send {} from trace rank {} to trace rank {} on group '{}' is {}, its matching recv "
+                        "ranks[{}].calls[{}] is {}: a send and its recv must match in element type and count",
+                        call_where(path, send.rank, send.index), k, sender, receiver, group, text(*send.call),
+                        recv.rank, recv.index, text(*recv.call)));
+      }
+    }
+  }
+}
+
 // alltoallv: the k-th call of every member on a group is one call; its matrix (group order, row =
 // sender) is every member's traced counts of that call. Keyed by (trace rank, call index).
 using CallMatrices = std::map<std::pair<int, std::size_t>, std::shared_ptr<const TrafficMatrix>>;
@@ -397,6 +460,7 @@ ReplayPlan make_plan(const trace::Trace& trace, const RankMap& map, const std::s
   }
   plan.traced_steps = steps_seen.empty() ? 1 : static_cast<int>(steps_seen.size());
   check_groups_issued_alike(trace, trace_path);  // after the calls' own checks: those name the call
+  check_sends_match_receives(trace, trace_path);
 
   // Each world rank: its trace rank's calls on its copy's communicators, the roots and its own
   // rank translated from the trace's group order to the communicator's (ascending world rank).

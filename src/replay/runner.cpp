@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "backends/point_to_point.hpp"
 #include "core/error.hpp"
@@ -84,6 +86,10 @@ class Replay {
         writer_(writer),
         calls_(plan.calls[static_cast<std::size_t>(world.rank())]),
         issued_(calls_.size(), 0) {
+    // Each message's number on its (communicator, sender, receiver), in this rank's issue order:
+    // the sender's n-th send to b and b's n-th receive from it get the same number. Sends and
+    // receives are counted apart, so a rank sending to itself numbers both sides alike too.
+    std::map<std::tuple<int, int, int, bool>, std::uint64_t> messages;
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       const PlannedCall& call = calls_[i];
       cases_.push_back(case_of(call));
@@ -95,7 +101,11 @@ class Replay {
       } else {
         batch_of_.push_back(-1);
       }
-      if (call.point_to_point) batches_.back().push_back({call.send, call.dtype, call.layout.count, call.peer});
+      if (call.point_to_point) {
+        const auto pair = call.send ? std::make_tuple(call.communicator, call.comm_rank, call.peer, true)
+                                    : std::make_tuple(call.communicator, call.peer, call.comm_rank, false);
+        batches_.back().push_back({call.send, call.dtype, call.layout.count, call.peer, messages[pair]++});
+      }
     }
   }
 
@@ -103,6 +113,7 @@ class Replay {
 
  private:
   void step(int trial, int step_index, std::vector<double>& times);
+  void count_wrong(std::size_t call_index, std::uint64_t wrong, int trial, int step_index);
   void append_rows_locked(int trial);
   void keep_finished_steps() noexcept;
   bool write_call_log() noexcept;
@@ -122,7 +133,9 @@ class Replay {
   // batch_of_[i] is the batch call i starts (-1: a collective, or inside a batch).
   std::vector<std::vector<PointToPointCall>> batches_;
   std::vector<int> batch_of_;
-  std::uint64_t wrong_ = 0;  // this rank's, this trial
+  std::uint64_t wrong_ = 0;        // this rank's, this trial
+  bool named_wrong_call_ = false;  // the first call with wrong elements is named, once per rank
+  bool warming_up_ = false;        // the unrecorded first step: its wrong elements are not counted
   // --log-calls: how many times each call returned from the backend, and the passes begun.
   std::vector<std::uint64_t> issued_;
   std::uint64_t passes_ = 0;
@@ -146,17 +159,25 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
     Backend& backend = *backends_[static_cast<std::size_t>(call.communicator)];
     if (call.point_to_point) {
       // A batch: the first call's gap, then every call posted and completed together; each call
-      // of it is counted an equal share of the batch's time. Its data is not checked.
+      // of it is counted an equal share of the batch's time. Each receive is checked against the
+      // message its peer sent, outside the timed batch.
       if (batch_of_[i] < 0) continue;
       const auto& batch = batches_[static_cast<std::size_t>(batch_of_[i])];
+      auto& point_to_point = dynamic_cast<PointToPoint&>(backend);
+      const pattern::Params params = params_of(c, seed);
+      if (config_.check) point_to_point.fill_point_to_point(batch, call.comm_rank, params);
       wait_gap(opt_.gaps.wait_us(call.gap_us));
       watchdog_->arm(Phase::sample, static_cast<std::uint64_t>(step_index) * calls_.size() + i);
-      const double us = dynamic_cast<PointToPoint&>(backend).time_point_to_point_us(batch);
+      const double us = point_to_point.time_point_to_point_us(batch);
       for (std::size_t k = 0; k < batch.size(); ++k) {
         times[static_cast<std::size_t>(calls_[i + k].site)] += us / static_cast<double>(batch.size());
         ++issued_[i + k];
       }
       times.back() += us;
+      if (config_.check) {
+        const std::vector<std::uint64_t> wrong = point_to_point.verify_point_to_point(batch, call.comm_rank, params);
+        for (std::size_t k = 0; k < batch.size(); ++k) count_wrong(i + k, wrong[k], trial, step_index);
+      }
       continue;
     }
     const pattern::Params params = params_of(c, seed);
@@ -168,7 +189,7 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
     ++issued_[i];
     times[static_cast<std::size_t>(call.site)] += us;
     times.back() += us;
-    if (config_.check) wrong_ += backend.verify(c, params);
+    if (config_.check) count_wrong(i, backend.verify(c, params), trial, step_index);
   }
   watchdog_->arm(Phase::aggregate);
   world_.max_to_root(times);
@@ -176,6 +197,25 @@ void Replay::step(int trial, int step_index, std::vector<double>& times) {
     std::lock_guard lock(mutex_);
     samples_.push_back(times);
   }
+}
+
+// A call's wrong elements count toward the trial's; the rank's first such call is named on stderr
+// (its site, the traced call and where), since rank 0's total does not say which call it was.
+void Replay::count_wrong(std::size_t call_index, std::uint64_t wrong, int trial, int step_index) {
+  wrong_ += wrong;
+  if (wrong == 0 || named_wrong_call_ || warming_up_) return;
+  named_wrong_call_ = true;
+  const PlannedCall& call = calls_[call_index];
+  const CallSite& site = plan_.sites[static_cast<std::size_t>(call.site)];
+  const int rank = world_.rank();
+  std::string what = fmt::format("{} {} x{}", trace::name(site.trace_op), info(site.dtype).name, site.count);
+  if (call.point_to_point) what += fmt::format(" {} comm rank {}", call.send ? "to" : "from", call.peer);
+  std::fprintf(stderr,
+               "%s: rank %d: data check failed: call site %d (%s on group '%s', ranks[%d].calls[%zu]): %llu wrong "
+               "elements in step %d of trial %d\n",
+               kCommand, rank, call.site, what.c_str(), site.group.c_str(),
+               plan_.map.trace_rank[static_cast<std::size_t>(rank)], call_index, static_cast<unsigned long long>(wrong),
+               step_index, trial);
 }
 
 // Rank 0: the trial's rows (its finished steps) into the result file, once.
@@ -223,7 +263,9 @@ int Replay::run() {
   try {
     // One step before the first trial, not recorded: the first call on each communicator pays for
     // its connections (tens of times a call's time on shared memory).
+    warming_up_ = true;
     step(0, 0, times);
+    warming_up_ = false;
     if (world_.is_root()) {
       std::lock_guard lock(mutex_);
       samples_.clear();

@@ -31,6 +31,13 @@ class MpiBackend final : public Backend, public PointToPoint {
   void corrupt_output_for_test(const CaseSpec& c) override;
   nlohmann::json metadata() const override;
   double time_point_to_point_us(std::span<const PointToPointCall> batch) override;
+  void fill_point_to_point(std::span<const PointToPointCall> batch, int self, const pattern::Params& p) override {
+    fill_host(batch, self, p, send_.data, recv_.data);
+  }
+  std::vector<std::uint64_t> verify_point_to_point(std::span<const PointToPointCall> batch, int self,
+                                                   const pattern::Params& p) override {
+    return verify_host(batch, self, p, recv_.data);
+  }
 
  private:
   struct Buffer {

@@ -14,9 +14,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <span>
 #include <sstream>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "backends/nccl/efa_counters.hpp"
 #include "backends/nccl/grouped_calls.hpp"
@@ -25,7 +27,9 @@
 #include "backends/nccl/nccl_log_parse.hpp"
 #include "backends/nccl/nccl_log_tee.hpp"
 #include "backends/nccl/nccl_types.hpp"
+#include "backends/point_to_point.hpp"
 #include "core/error.hpp"
+#include "core/message_pattern.hpp"
 #include "sweep/channel.hpp"
 
 namespace ccbench {
@@ -121,7 +125,7 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-class NcclBackend final : public Backend {
+class NcclBackend final : public Backend, public PointToPoint {
  public:
   NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std::function<void()> on_aborted);
   ~NcclBackend() override;
@@ -142,6 +146,11 @@ class NcclBackend final : public Backend {
   void abort() noexcept override { comm_.abort_within(kAbortWaitS); }
   nlohmann::json metadata() const override;
   nlohmann::json final_metadata() override;
+  // replay's sends and receives (docs/replay.md): a batch is one ncclGroupStart/End group.
+  double time_point_to_point_us(std::span<const PointToPointCall> batch) override;
+  void fill_point_to_point(std::span<const PointToPointCall> batch, int self, const pattern::Params& p) override;
+  std::vector<std::uint64_t> verify_point_to_point(std::span<const PointToPointCall> batch, int self,
+                                                   const pattern::Params& p) override;
 
  private:
   void setup_environment();
@@ -792,6 +801,80 @@ std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   check_cuda(api_.memcpy_to_host_async(h_wrong_, d_wrong_, sizeof *d_wrong_, stream_), &c, "cudaMemcpyAsync");
   wait_stream(&c);
   return *h_wrong_;
+}
+
+// A batch's calls each have their own region, sends from send_ and receives into recv_ in batch
+// order (as the MPI backend lays them out). The whole batch is one group: NCCL starts every send and
+// receive of a group together, so a pair both ranks issue send-first cannot deadlock.
+double NcclBackend::time_point_to_point_us(std::span<const PointToPointCall> batch) {
+  check_cuda(api_.event_record(start_, stream_), nullptr, "cudaEventRecord");
+  nccl_call(nullptr, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
+    ncclResult_t first_error = api_.group_start();
+    std::uint64_t send_offset = 0, recv_offset = 0;
+    for (const PointToPointCall& call : batch) {
+      if (first_error != ncclSuccess) break;
+      const ncclDataType_t type = *nccl::data_type(call.dtype);
+      const std::uint64_t bytes = call.count * info(call.dtype).size_bytes;
+      if (call.send) {
+        first_error =
+            api_.send(static_cast<const char*>(send_) + send_offset, call.count, type, call.peer, comm, stream_);
+        send_offset += bytes;
+      } else {
+        first_error = api_.recv(static_cast<char*>(recv_) + recv_offset, call.count, type, call.peer, comm, stream_);
+        recv_offset += bytes;
+      }
+    }
+    const ncclResult_t end = api_.group_end();
+    return first_error != ncclSuccess ? first_error : end;
+  });
+  check_cuda(api_.event_record(stop_, stream_), nullptr, "cudaEventRecord");
+  wait_event(stop_, nullptr);
+  float ms = 0;
+  check_cuda(api_.event_elapsed_ms(&ms, start_, stop_), nullptr, "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1000.0;
+}
+
+// The message (core/message_pattern.hpp) is run's plain data of its sender: the kernels' input of a
+// non-reducing op (alltoallv: data_value of `rank` at the index) under the message's parameters.
+void NcclBackend::fill_point_to_point(std::span<const PointToPointCall> batch, int self, const pattern::Params& p) {
+  std::uint64_t send_offset = 0, recv_offset = 0;
+  for (const PointToPointCall& call : batch) {
+    const std::uint64_t bytes = call.count * info(call.dtype).size_bytes;
+    if (call.send) {
+      pattern::Params message = pattern::message_params(p, call.peer, call.sequence);
+      message.is_signed = info(call.dtype).is_signed;
+      check_cuda(api_.fill_input(call.dtype, static_cast<char*>(send_) + send_offset, call.count, Op::alltoallv,
+                                 message, self, 0, stream_),
+                 nullptr, "fill kernel");
+      send_offset += bytes;
+    } else {
+      check_cuda(api_.fill_poison(call.dtype, static_cast<char*>(recv_) + recv_offset, call.count, stream_), nullptr,
+                 "poison kernel");
+      recv_offset += bytes;
+    }
+  }
+  wait_stream(nullptr);
+}
+
+std::vector<std::uint64_t> NcclBackend::verify_point_to_point(std::span<const PointToPointCall> batch, int self,
+                                                              const pattern::Params& p) {
+  std::vector<std::uint64_t> wrong(batch.size(), 0);
+  std::uint64_t recv_offset = 0;
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const PointToPointCall& call = batch[k];
+    if (call.send) continue;
+    pattern::Params message = pattern::message_params(p, self, call.sequence);
+    message.is_signed = info(call.dtype).is_signed;
+    check_cuda(api_.memset_async(d_wrong_, 0, sizeof *d_wrong_, stream_), nullptr, "cudaMemsetAsync");
+    check_cuda(api_.count_wrong(call.dtype, static_cast<char*>(recv_) + recv_offset, call.count, Op::alltoallv, message,
+                                call.peer, 0, 0, false, d_wrong_, stream_),
+               nullptr, "verify kernel");
+    check_cuda(api_.memcpy_to_host_async(h_wrong_, d_wrong_, sizeof *d_wrong_, stream_), nullptr, "cudaMemcpyAsync");
+    wait_stream(nullptr);
+    wrong[k] = *h_wrong_;
+    recv_offset += call.count * info(call.dtype).size_bytes;
+  }
+  return wrong;
 }
 
 void NcclBackend::corrupt_output_for_test(const CaseSpec& c) {

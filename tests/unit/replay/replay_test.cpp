@@ -4,12 +4,15 @@
 // bytes, times and fractions are known by hand.
 #include <gtest/gtest.h>
 
-#include <functional>
-
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "../measure/rank_threads.hpp"
 #include "backends/point_to_point.hpp"
@@ -45,10 +48,31 @@ class Recording {
     std::lock_guard lock(mutex_);
     calls_.push_back(seen);
   }
+  // Sends and receives between the ranks' threads: a send's bytes queue on (communicator's color,
+  // sender, receiver) in order, and the receive takes the oldest (MPI's non-overtaking order).
+  void post(int color, int sender, int receiver, std::vector<char> bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      mailbox_[{color, sender, receiver}].push_back(std::move(bytes));
+    }
+    posted_.notify_all();
+  }
+  std::vector<char> take(int color, int sender, int receiver) {
+    std::unique_lock lock(mutex_);
+    auto& queue = mailbox_[{color, sender, receiver}];
+    if (!posted_.wait_for(lock, std::chrono::seconds(20), [&] { return !queue.empty(); })) {
+      throw PeerFailure("no message from rank " + std::to_string(sender) + " within 20 s");
+    }
+    std::vector<char> bytes = std::move(queue.front());
+    queue.pop_front();
+    return bytes;
+  }
 
  private:
   std::mutex mutex_;
+  std::condition_variable posted_;
   std::vector<Seen> calls_;
+  std::map<std::tuple<int, int, int>, std::deque<std::vector<char>>> mailbox_;
 };
 
 // Every op takes 10 us; every call is recorded with the rank that made it and its communicator.
@@ -60,7 +84,10 @@ class RecordingBackend final : public Backend, public PointToPoint {
   std::string_view clock() const override { return "test"; }
   std::optional<std::string> unsupported(const CaseSpec&) const override { return std::nullopt; }
   std::uint64_t memory_budget_bytes(int) const override { return 0; }
-  void allocate(std::uint64_t, std::uint64_t) override {}
+  void allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override {
+    send_.resize(send_bytes);
+    recv_.resize(recv_bytes);
+  }
   void fill(const CaseSpec&, const pattern::Params&) override {}
   void launch(const CaseSpec&) override {}
   void synchronize() override {}
@@ -71,17 +98,48 @@ class RecordingBackend final : public Backend, public PointToPoint {
   }
   std::uint64_t verify(const CaseSpec&, const pattern::Params&) override { return 0; }
   // A batch of sends and receives: 10 us, recorded as one call (op broadcast, its bytes summed).
+  // Its bytes go through the recording's mailbox, every send posted before the first receive (as
+  // MPI_Isend does); the peers are world ranks (the traces that send are on the world).
   double time_point_to_point_us(std::span<const PointToPointCall> batch) override {
     recording_.add({world_rank_, Op::broadcast, send_bytes(batch) + recv_bytes(batch), static_cast<int>(batch.size()),
                     -1, batch.front().peer, color_});
+    std::uint64_t offset = 0;
+    for (const PointToPointCall& call : batch) {
+      if (!call.send) continue;
+      const std::uint64_t bytes = call.count * info(call.dtype).size_bytes;
+      recording_.post(color_, world_rank_, call.peer,
+                      {send_.begin() + static_cast<std::ptrdiff_t>(offset),
+                       send_.begin() + static_cast<std::ptrdiff_t>(offset + bytes)});
+      offset += bytes;
+    }
+    offset = 0;
+    for (const PointToPointCall& call : batch) {
+      if (call.send) continue;
+      const std::vector<char> bytes = recording_.take(color_, call.peer, world_rank_);
+      std::copy(bytes.begin(), bytes.end(), recv_.begin() + static_cast<std::ptrdiff_t>(offset));
+      if (receives_++ == corrupt_receive) {
+        recv_[offset] = static_cast<char>(recv_[offset] + 1);  // one element of this receive made wrong
+      }
+      offset += bytes.size();
+    }
     return 10.0;
+  }
+  void fill_point_to_point(std::span<const PointToPointCall> batch, int self, const pattern::Params& p) override {
+    fill_host(batch, self, p, send_.data(), recv_.data());
+  }
+  std::vector<std::uint64_t> verify_point_to_point(std::span<const PointToPointCall> batch, int self,
+                                                   const pattern::Params& p) override {
+    return verify_host(batch, self, p, recv_.data());
   }
   void corrupt_output_for_test(const CaseSpec&) override {}
   nlohmann::json metadata() const override { return nlohmann::json::object(); }
 
   int fail_after_calls = -1;  // this backend's calls before it throws PeerFailure (-1: never)
+  int corrupt_receive = -1;   // the receive (counted from 0) whose first byte is changed once it arrived
 
  private:
+  int receives_ = 0;
+  std::vector<char> send_, recv_;
   int calls_ = 0;
   Recording& recording_;
   int world_rank_;
@@ -256,6 +314,94 @@ TEST(ReplayRun, SendsAndReceivesBackToBackAreOneBatchSharingItsTime) {
   EXPECT_EQ(rows[1]["samples_us"], (std::vector<double>{5, 5}));
   EXPECT_EQ(rows[5]["samples_us"], (std::vector<double>{20, 20}));
   EXPECT_DOUBLE_EQ(rows[0]["replay"]["fraction_of_step"].get<double>(), 0.25);
+}
+
+// tests/data/replay/send_recv.trace.json replayed by 2 threads, --gaps none, 2 steps: rank 1's
+// `corrupt_receive`-th receive (counted from 0; the warm-up step's is 0) gets one wrong byte.
+std::vector<int> replay_send_recv(const replay::ReplayPlan& plan, const std::string& path, const std::string& out,
+                                  int corrupt_receive) {
+  Recording recording;
+  return testing::run_ranks(2, [&](measure::Frame& frame) {
+    RunConfig config;
+    config.json_path = frame.is_root() ? out : "";
+    config.timeout_s = 30;
+    replay::ReplayOptions opt;
+    opt.trace_path = path;
+    opt.gaps = replay::parse_gaps("none");
+    opt.steps = 2;
+    PrintNothing printer;
+    const int rank = frame.channel().rank();
+    return replay::run_replay(frame.channel(), frame.ending(), config, opt, plan, printer,
+                              [&](std::string_view, const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                auto backend = std::make_unique<RecordingBackend>(recording, rank, o.group_color);
+                                if (rank == 1) backend->corrupt_receive = corrupt_receive;
+                                return backend;
+                              });
+  });
+}
+
+TEST(ReplayRun, AReceiveIsCheckedAgainstWhatItsPeerSent) {
+  const std::string path = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/send_recv.trace.json";
+  const replay::ReplayPlan plan = replay::make_plan(trace::load(path), replay::identity_map(2, 2), path);
+  testing::TempDir dir("replay_p2p_check");
+  const std::string clean = (dir.path() / "clean.json").string();
+  EXPECT_EQ(replay_send_recv(plan, path, clean, -1), (std::vector<int>{0, 0}));
+  {
+    std::ifstream in(clean);
+    EXPECT_EQ(nlohmann::json::parse(in)["results"][5]["wrong"], 0);
+  }
+  // Rank 1's receive of the first recorded step (its 2nd: the warm-up's is the 1st) arrives with
+  // one element changed: exit 1 on both ranks, one wrong element in the step's row, and rank 1
+  // names the call (site 4: rank 1's recv of 262144 floats from rank 0, its traced call 1).
+  const std::string out = (dir.path() / "corrupt.json").string();
+  ::testing::internal::CaptureStderr();
+  const std::vector<int> codes = replay_send_recv(plan, path, out, 1);
+  const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(codes, (std::vector<int>{1, 1}));
+  EXPECT_EQ(stderr_text,
+            "ccbench replay: rank 1: data check failed: call site 4 (recv float x262144 from comm rank 0 on group "
+            "'world', ranks[1].calls[1]): 1 wrong elements in step 0 of trial 0\n");
+  std::ifstream in(out);
+  const nlohmann::json file = nlohmann::json::parse(in);
+  EXPECT_EQ(file["run"]["exit_code"], 1);
+  EXPECT_EQ(file["results"][5]["op"], "replay_step");
+  EXPECT_EQ(file["results"][5]["wrong"], 1);
+}
+
+TEST(ReplayPlan, SendsAndReceivesThatDoNotPairAreRefused) {
+  const std::string path = std::string(CCBENCH_SOURCE_DIR) + "/tests/data/replay/send_recv.trace.json";
+  const auto message = [](const trace::Trace& trace) {
+    try {
+      replay::make_plan(trace, replay::identity_map(2, 2), "t.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  trace::Trace counts = trace::load(path);
+  counts.ranks[1].calls[1].count = 131072;  // rank 1 receives half of what rank 0 sends it
+  EXPECT_EQ(message(counts),
+            "t.json: ranks[0].calls[0]: send 0 from trace rank 0 to trace rank 1 on group 'world' is float x262144, "
+            "its matching recv ranks[1].calls[1] is float x131072: a send and its recv must match in element type "
+            "and count");
+  trace::Trace dtype = trace::load(path);
+  dtype.ranks[0].calls[1].dtype = DType::int32;  // rank 0 receives int32 where rank 1 sends floats
+  EXPECT_EQ(message(dtype),
+            "t.json: ranks[1].calls[0]: send 0 from trace rank 1 to trace rank 0 on group 'world' is float x131072, "
+            "its matching recv ranks[0].calls[1] is int32 x131072: a send and its recv must match in element type "
+            "and count");
+  trace::Trace no_recv = trace::load(path);
+  no_recv.ranks[1].calls.erase(no_recv.ranks[1].calls.begin() + 1);  // rank 1 never receives rank 0's send
+  EXPECT_EQ(message(no_recv),
+            "t.json: ranks[0].calls[0]: send 0 from trace rank 0 to trace rank 1 on group 'world' (float x262144) has "
+            "no matching recv: rank 1 posts 0 recvs from rank 0 (the n-th send from a rank to a peer pairs with the "
+            "peer's n-th recv from it; replayed, it would hang)");
+  trace::Trace no_send = trace::load(path);
+  no_send.ranks[1].calls.erase(no_send.ranks[1].calls.begin());  // rank 0 waits for a send rank 1 never posts
+  EXPECT_EQ(message(no_send),
+            "t.json: ranks[0].calls[1]: recv 0 at trace rank 0 from trace rank 1 on group 'world' (float x131072) has "
+            "no matching send: rank 1 posts 0 sends to rank 0 (the n-th send from a rank to a peer pairs with the "
+            "peer's n-th recv from it; replayed, it would hang)");
 }
 
 // The 4-rank trace replayed in one process over ThreadChannel and recording backends, its options
