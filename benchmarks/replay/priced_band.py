@@ -7,12 +7,12 @@ sizes on the same machine (2 ranks, MPI over shared memory, each call timed alon
 as the replay times it).
 
 One run is LAUNCHES pairs of short launches, alternating: a sweep, then a replay, so both sides see
-the same load. The sweeps become one sweep of each size's median launch (for each op and size the row
-whose median is the median of the launches' medians), fitted once (`ccbench model fit`), and the
-trace priced from that fit: traced steps x the priced step. The replayed step is the median over the
-launches of each replay's step median (a step is one pass over every traced step). The ratio is
-replayed / priced: a burst of other load that spoils fewer than half of the launches of a size, or
-of the replays, moves neither.
+the same load. The sweeps become one sweep of each size's fastest launch (for each op and size the row
+with the lowest median of the launches'), fitted once (`ccbench model fit`), and the trace priced
+from that fit: traced steps x the priced step. The replayed step is the lowest of the replays' step
+medians (a step is one pass over every traced step). The ratio is replayed / priced: other load only
+adds time, so the fastest launch is the least disturbed, and a real disagreement between the replay
+and the pricing is in every launch, the fastest too.
 
 Usage: benchmarks/replay/priced_band.py [--runs N] [--launches K] [--band LO,HI] [--ccbench build/ccbench]
 Prints each launch, one line per run, and the min, median and max; exit 1 when a ratio is outside
@@ -53,10 +53,10 @@ def load(path):
         return json.load(f)
 
 
-def median_launch_rows(sweeps, out):
-    """One result file of the sweeps' rows: for each (op, size) the row of the launch whose median is
-    the median over the launches (an odd count), so a burst that spoils fewer than half of the
-    launches' cells of a size is left out. The header is the first launch's: same flags, same ranks."""
+def fastest_launch_rows(sweeps, out):
+    """One result file of the sweeps' rows: for each (op, size) the row of the launch with the lowest
+    median, so other load that spoils all but one launch's cell of a size is left out (load only ever
+    adds time). The header is the first launch's: same flags, same ranks."""
     docs = [load(path) for path in sweeps]
     rows = {}
     for doc in docs:
@@ -68,7 +68,7 @@ def median_launch_rows(sweeps, out):
         cells = sorted(rows[key], key=lambda r: r["time_us"]["median"])
         if len(cells) != len(docs):
             raise RuntimeError(f"{key[0]} at {key[1]} B is not in every sweep")
-        merged["results"].append(cells[len(cells) // 2])
+        merged["results"].append(cells[0])
     with open(out, "w") as f:
         json.dump(merged, f)
 
@@ -104,12 +104,12 @@ def one_ratio(ccbench, trace, work, launches, say):
         replayed.append(step)
         sweeps.append(sweep)
         say(f"  launch {i + 1}: replayed step {step:.1f} us")
-    merged = os.path.join(work, "sweep.median.json")
-    median_launch_rows(sweeps, merged)
+    merged = os.path.join(work, "sweep.fastest.json")
+    fastest_launch_rows(sweeps, merged)
     priced_us, steps = priced_pass_us(ccbench, trace, merged, os.path.join(work, "model.json"))
     if doc["config"]["replay"]["traced_steps"] != steps:
         raise RuntimeError("the replay and the pricing count the trace's steps differently")
-    replay_us = statistics.median(replayed)
+    replay_us = min(replayed)
     return replay_us / priced_us, replay_us, priced_us
 
 
