@@ -89,6 +89,10 @@ timing_sizes=(-b 8 -e 1G -f 8)
 # Timed beside nccl-tests' *_perf of the same op (sendrecv, gather, scatter, reduce: untested on a
 # GPU until this step runs them, docs/nccl-backend.md).
 timed_ops=allreduce/allgather/reduce_scatter/sendrecv/gather/scatter/reduce
+# Buffer registration (-R 1 ncclCommRegister, -R 2 symmetric windows: untested on a GPU until this
+# step runs them) beside nccl-tests' -R of the same build, on three sizes to keep the step short.
+registered_ops=allreduce/sendrecv
+registered_sizes=(-b 64K -e 16M -f 16)
 [ "$quick" = 1 ] && timing_sizes=(-b 8 -e 256M -f 16)
 
 if [ "$dry_run" = 1 ]; then
@@ -102,6 +106,7 @@ if [ "$dry_run" = 1 ]; then
   record "3 one GPU: ops x dtypes x redops" plan "${#dtypes[@]} dtypes x (sum, ${redops[*]}), in/out-of-place"
   record "3 one GPU: -G, corrupted output" plan "-G 4 every op; CCBENCH_TEST_CORRUPT_RANK=0 exits 1"
   record "4 timing vs nccl-tests" plan "$timed_ops float ${timing_sizes[*]}"
+  record "4 timing -R 1, -R 2 vs nccl-tests" plan "$registered_ops float ${registered_sizes[*]}, data checked"
   record "3 one GPU: matrix ops" plan "alltoallv --matrix, --moe dispatch/combine/pair, data checked"
   record "3 one GPU: replay send/recv" plan "a 1-rank trace sending to itself, -c 1 (5: the 2-rank pair)"
   record "5 multi-GPU (2+ GPUs)" plan "every op in/out-of-place, alltoallv even matrix vs alltoall, --moe, --groups, -G teardown, killed rank"
@@ -277,12 +282,20 @@ if [ "$nt_ok" = 1 ]; then
   declare -A nt_bin=([allreduce]=all_reduce_perf [allgather]=all_gather_perf [reduce_scatter]=reduce_scatter_perf
     [sendrecv]=sendrecv_perf [gather]=gather_perf [scatter]=scatter_perf [reduce]=reduce_perf)
   ratio_rows=()
-  for op in ${timed_ops//\// }; do
-    run "4 timing ccbench $op x$np_time" "$np_time" 300 --ops "$op" -d float "${timing_sizes[@]}" -n 20 -w 5 -c 0 \
-      --in-place no
-    timeout -k 5 300 "$nt_build/${nt_bin[$op]}" "${timing_sizes[@]}" -g "$np_time" -n 20 -w 5 -c 0 \
-      >"$out/nccl-tests-$op.log" 2>&1 || record "4 timing nccl-tests $op" fail "see $out/nccl-tests-$op.log"
-    ratio_rows+=("$(python3 - "$out/$(slug "4 timing ccbench $op x$np_time").json" "$out/nccl-tests-$op.log" "$op" "$np_time" <<'PY'
+  # time_pair OP R SIZES...: ccbench beside nccl-tests (both with -R R when R is not 0; -R 1 and 2
+  # with ccbench's data check), the ratio row appended.
+  time_pair() {
+    local op=$1 reg=$2
+    shift 2
+    local name="4 timing ccbench $op x$np_time" log=$out/nccl-tests-$op.log label=$op
+    local ours=(-c 0) theirs=()
+    if [ "$reg" != 0 ]; then
+      name="$name -R $reg" log=$out/nccl-tests-$op-R$reg.log label="$op -R $reg" ours=(-c 1 -R "$reg") theirs=(-R "$reg")
+    fi
+    run "$name" "$np_time" 300 --ops "$op" -d float "$@" -n 20 -w 5 "${ours[@]}" --in-place no
+    timeout -k 5 300 "$nt_build/${nt_bin[$op]}" "$@" -g "$np_time" -n 20 -w 5 -c 0 "${theirs[@]}" \
+      >"$log" 2>&1 || record "4 timing nccl-tests $label" fail "see $log"
+    ratio_rows+=("$(python3 - "$out/$(slug "$name").json" "$log" "$label" "$np_time" <<'PY'
 import json, sys
 res, log, op, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 try:
@@ -306,6 +319,10 @@ picks = [r for r in out if r[0] in (8, 65536, 1 << 20, 16 << 20, 256 << 20, 1 <<
 print(f"{op} x{n} {col} ccbench/nccl-tests: " + "  ".join(f"{s}B {q:.3f}" for s, q in picks))
 PY
 )")
+  }
+  for op in ${timed_ops//\// }; do time_pair "$op" 0 "${timing_sizes[@]}"; done
+  for op in ${registered_ops//\// }; do
+    for reg in 1 2; do time_pair "$op" "$reg" "${registered_sizes[@]}"; done
   done
   echo
   echo "---- timing: ratio of ccbench to nccl-tests (1.0 = the same; below 1 = ccbench slower) ----"

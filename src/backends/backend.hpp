@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bandwidth.hpp"
+#include "core/buffer_registration.hpp"
 #include "core/pattern.hpp"
 #include "core/traffic_matrix.hpp"
 #include "core/types.hpp"
@@ -53,7 +54,8 @@ class ControlChannel;  // sweep/channel.hpp (header-only: the one sweep header b
 struct BackendOptions {
   std::string path;        // nccl: nvlink | efa | all
   int graph_launches = 0;  // nccl: -G, capture this many ops in a CUDA graph per launch
-  int local_rank = 0;      // rank within the node (GPU selection)
+  BufferRegistration registration = BufferRegistration::none;  // nccl: -R
+  int local_rank = 0;                                          // rank within the node (GPU selection)
   int local_size = 1;
   // The control channel between ranks for set-up exchanges (NCCL's unique id, libfabric's
   // addresses): never MPI directly. Outlives the backend. Always the whole job's channel.

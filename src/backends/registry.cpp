@@ -31,6 +31,8 @@ void reject_fabric_options(const BackendOptions& options, std::string_view backe
 std::unique_ptr<Backend> create_mpi(const BackendOptions& options) {
   if (!options.path.empty()) throw UsageError("--path applies to --backend nccl only");
   if (options.graph_launches != 0) throw UsageError("-G/--cudagraph applies to --backend nccl only");
+  if (options.registration != BufferRegistration::none)
+    throw UsageError("-R/--register applies to --backend nccl only");
   reject_fabric_options(options, "mpi");
   return make_world_mpi_backend(options.group_color);
 }
@@ -51,8 +53,8 @@ std::string swap_with_peer(ControlChannel& channel, const std::string& mine) {
 // Set-up in steps, all ranks agreeing after each (AgreedSetupError), so no rank waits on a peer
 // that gave up: the provider, the endpoint, the peer's address, a probe message each way.
 std::unique_ptr<Backend> create_fabric(const BackendOptions& options) {
-  if (!options.path.empty() || options.graph_launches != 0) {
-    throw UsageError("--path and -G/--cudagraph apply to --backend nccl only");
+  if (!options.path.empty() || options.graph_launches != 0 || options.registration != BufferRegistration::none) {
+    throw UsageError("--path, -G/--cudagraph and -R/--register apply to --backend nccl only");
   }
   if (options.channel == nullptr) throw BackendError("the libfabric backend needs a control channel");
   ControlChannel& channel = *options.channel;

@@ -26,6 +26,7 @@ int run_entry(measure::Frame& frame) {
     BackendOptions options;
     options.path = config.nccl_path;
     options.graph_launches = config.graph_launches;
+    options.registration = config.registration;
     options.local_rank = ch.local_rank();
     options.local_size = ch.local_size();
     options.channel = &ch;

@@ -114,6 +114,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     throw UsageError("--timing: expected ccbench or nccl-tests, got '" + flags.timing + "'");
   }
   config.groups = groups::parse(flags.groups_spec);
+  config.registration = buffer_registration_flag(flags.registration);
   apply_percentiles_flag(config, flags.percentiles);
   if (!flags.link_gbps.empty()) {
     config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");

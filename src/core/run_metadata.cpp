@@ -16,7 +16,7 @@ namespace r = meta_role;
 constexpr unsigned kDiffer = r::expected_to_differ;
 constexpr unsigned kClaim = r::claim_requirement;
 
-constexpr std::array<MetadataKey, 26> kKeys{{
+constexpr std::array<MetadataKey, 27> kKeys{{
     // Must match for a comparison to mean anything (also the spellings --allow-mismatch accepts).
     {"ops", "results[].op", r::must_match | r::per_row, ""},
     {"dtype", "results[].dtype", r::must_match | r::per_row, ""},
@@ -32,6 +32,8 @@ constexpr std::array<MetadataKey, 26> kKeys{{
     {"timing", "config.timing", r::must_match, ""},
     {"iteration_policy", "config.iters", r::must_match, ""},
     {"schema_version", "schema_version", r::must_match, ""},
+    // run -R: registered or window buffers change which NCCL algorithms run (none when absent).
+    {"registration", "config.registration", r::must_match, ""},
     // Expected to differ between the sides of a comparison: listed side by side.
     {"instance_type", "system.instance_type", kDiffer | kClaim | r::report_column, ""},
     {"efa_generation", "fabric.generation", kDiffer | kClaim | r::report_column | r::prometheus_label,
@@ -197,6 +199,9 @@ std::string RunMetadata::text(std::string_view key) const {
     v = backend();
   } else if (key == "label") {
     v = label();
+  } else if (key == "registration") {
+    // Every file before -R, and every import, registered nothing.
+    v = text_at(file_.config, {"registration"}).value_or("none");
   } else if (key == "gpu") {
     v = gpu();
   } else if (key == "nccl" || key == "ofi_nccl" || key == "libfabric" || key == "mpi" || key == "cuda" ||

@@ -59,6 +59,7 @@ nlohmann::json to_json(const RunConfig& c) {
       {"timeout_s", c.timeout_s},
       {"nccl_path", c.nccl_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.nccl_path)},
       {"graph_launches", c.graph_launches},
+      {"registration", name(c.registration)},
   };
   // Only when given, so a run without matrix ops records what it always did.
   if (!c.matrix_path.empty()) out["matrix"] = c.matrix_path;

@@ -2,12 +2,12 @@
 // to the engine; the result file records it under "config".
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "core/buffer_registration.hpp"
 #include "core/groups.hpp"
 #include "core/sampling.hpp"
 #include "core/sizes.hpp"
@@ -62,7 +62,8 @@ struct RunConfig {
   // Backend options (NCCL).
   std::string nccl_path;
   int graph_launches = 0;
-  std::string progress = "auto";  // auto (when stderr is a terminal) | always | never
+  BufferRegistration registration = BufferRegistration::none;  // -R
+  std::string progress = "auto";                               // auto (when stderr is a terminal) | always | never
 };
 
 std::string_view name(InPlaceMode mode);

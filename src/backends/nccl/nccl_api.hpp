@@ -108,7 +108,24 @@ class NcclApi {
                             cudaStream_t stream) = 0;
   virtual ncclResult_t recv(void* buf, std::size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
                             cudaStream_t stream) = 0;
+
+  // --- NCCL: buffer registration (run -R) ---
+  // ncclCommRegister/ncclCommDeregister (NCCL 2.19+); false when the loaded library lacks them.
+  virtual bool has_comm_register(int runtime_version) = 0;
+  virtual ncclResult_t comm_register(ncclComm_t comm, void* buf, std::size_t bytes, void** handle) = 0;
+  virtual ncclResult_t comm_deregister(ncclComm_t comm, void* handle) = 0;
+  // Symmetric windows (NCCL 2.27+): ncclMemAlloc/ncclMemFree and ncclCommWindowRegister (collective,
+  // NCCL_WIN_COLL_SYMMETRIC) / ncclCommWindowDeregister; `window` is NCCL's ncclWindow_t. False when
+  // the loaded library (or the headers this was built with) lack them.
+  virtual bool has_windows(int runtime_version) = 0;
+  virtual ncclResult_t mem_alloc(void** ptr, std::size_t bytes) = 0;
+  virtual ncclResult_t mem_free(void* ptr) = 0;
+  virtual ncclResult_t window_register(ncclComm_t comm, void* buf, std::size_t bytes, void** window) = 0;
+  virtual ncclResult_t window_deregister(ncclComm_t comm, void* window) = 0;
 };
+
+// What a symmetric window's size must be a multiple of (NCCL_WIN_REQUIRED_ALIGNMENT).
+inline constexpr std::size_t kWindowAlignmentBytes = 4096;
 
 // The process's real CUDA and NCCL.
 NcclApi& real_api();

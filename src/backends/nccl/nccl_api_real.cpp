@@ -11,6 +11,21 @@ namespace {
 
 using AlltoAllFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
 using RootedFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+using RegisterFn = ncclResult_t (*)(ncclComm_t, void*, size_t, void**);
+using DeregisterFn = ncclResult_t (*)(ncclComm_t, void*);
+using MemAllocFn = ncclResult_t (*)(void**, size_t);
+using MemFreeFn = ncclResult_t (*)(void*);
+// ncclWindow_t is a pointer: declared here as void* so the interface does not need 2.27's headers.
+using WindowRegisterFn = ncclResult_t (*)(ncclComm_t, void*, size_t, void**, int);
+
+template <typename Fn>
+Fn resolve(const char* symbol) {
+  return reinterpret_cast<Fn>(::dlsym(RTLD_DEFAULT, symbol));
+}
+
+#ifdef NCCL_WIN_REQUIRED_ALIGNMENT
+static_assert(NCCL_WIN_REQUIRED_ALIGNMENT == kWindowAlignmentBytes, "kWindowAlignmentBytes follows NCCL's headers");
+#endif
 
 class RealApi final : public NcclApi {
  public:
@@ -144,7 +159,51 @@ class RealApi final : public NcclApi {
     return ncclRecv(b, n, t, peer, c, st);
   }
 
+  // The registration calls are resolved at run time too (2.19 and 2.27), for the same reason.
+  bool has_comm_register(int runtime_version) override {
+    if (runtime_version >= NCCL_VERSION(2, 19, 0)) {
+      register_ = resolve<RegisterFn>("ncclCommRegister");
+      deregister_ = resolve<DeregisterFn>("ncclCommDeregister");
+    }
+    return register_ != nullptr && deregister_ != nullptr;
+  }
+  ncclResult_t comm_register(ncclComm_t c, void* b, std::size_t n, void** handle) override {
+    return register_(c, b, n, handle);
+  }
+  ncclResult_t comm_deregister(ncclComm_t c, void* handle) override { return deregister_(c, handle); }
+  bool has_windows(int runtime_version) override {
+#ifdef NCCL_WIN_COLL_SYMMETRIC
+    if (runtime_version >= NCCL_VERSION(2, 27, 0)) {
+      mem_alloc_ = resolve<MemAllocFn>("ncclMemAlloc");
+      mem_free_ = resolve<MemFreeFn>("ncclMemFree");
+      window_register_ = resolve<WindowRegisterFn>("ncclCommWindowRegister");
+      window_deregister_ = resolve<DeregisterFn>("ncclCommWindowDeregister");
+    }
+#else
+    (void)runtime_version;
+#endif
+    return mem_alloc_ != nullptr && mem_free_ != nullptr && window_register_ != nullptr &&
+           window_deregister_ != nullptr;
+  }
+  ncclResult_t mem_alloc(void** p, std::size_t n) override { return mem_alloc_(p, n); }
+  ncclResult_t mem_free(void* p) override { return mem_free_(p); }
+  ncclResult_t window_register(ncclComm_t c, void* b, std::size_t n, void** window) override {
+#ifdef NCCL_WIN_COLL_SYMMETRIC
+    return window_register_(c, b, n, window, NCCL_WIN_COLL_SYMMETRIC);
+#else
+    (void)c, (void)b, (void)n, (void)window;
+    return ncclInvalidUsage;
+#endif
+  }
+  ncclResult_t window_deregister(ncclComm_t c, void* window) override { return window_deregister_(c, window); }
+
  private:
+  RegisterFn register_ = nullptr;
+  DeregisterFn deregister_ = nullptr;
+  MemAllocFn mem_alloc_ = nullptr;
+  MemFreeFn mem_free_ = nullptr;
+  WindowRegisterFn window_register_ = nullptr;
+  DeregisterFn window_deregister_ = nullptr;
   AlltoAllFn alltoall_ = nullptr;
   RootedFn gather_ = nullptr;
   RootedFn scatter_ = nullptr;

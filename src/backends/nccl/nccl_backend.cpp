@@ -155,6 +155,11 @@ class NcclBackend final : public Backend, public PointToPoint {
  private:
   void setup_environment();
   void release() noexcept;
+  // -R: UsageError naming the flag and the loaded NCCL when it lacks the calls (every rank alike).
+  void check_registration_support() const;
+  // The buffer as -R wants it: cudaMalloc (0, 1) or ncclMemAlloc (2), registered (1, 2).
+  void allocate_buffer(void*& buffer, std::uint64_t bytes, const char* what);
+  void free_buffer(void* buffer) noexcept;
   // Runs an NCCL call on the (blocking) communicator; throws with the case's description on an error.
   // A matrix op's alltoallv (backends/backend.hpp, CaseSpec::matrix): grouped ncclSend/ncclRecv.
   void enqueue_matrix(const CaseSpec& c, const AlltoallvCounts& counts, const void* send, void* recv);
@@ -363,6 +368,7 @@ NcclBackend::NcclBackend(const BackendOptions& options, nccl::NcclApi& api, std:
     api_.get_version(&nccl_runtime_version_);
     has_alltoall_ = api_.has_alltoall(nccl_runtime_version_);
     has_gather_scatter_ = api_.has_gather_scatter(nccl_runtime_version_);
+    check_registration_support();
 
     // --groups: one communicator per group. The group's rank 0 makes its unique id and sends it to
     // the group over a split of the control channel; the GPU stays the node's (local_rank).
@@ -418,8 +424,8 @@ NcclBackend::~NcclBackend() {
 
 void NcclBackend::release() noexcept {
   comm_.destroy_graph();
-  if (send_ != nullptr) api_.free_device(send_);
-  if (recv_ != nullptr) api_.free_device(recv_);
+  free_buffer(send_);
+  free_buffer(recv_);
   if (d_wrong_ != nullptr) api_.free_device(d_wrong_);
   if (h_wrong_ != nullptr) api_.free_host(h_wrong_);
   if (start_ != nullptr) api_.event_destroy(start_);
@@ -553,24 +559,80 @@ std::uint64_t NcclBackend::memory_budget_bytes(int) const {
 }
 
 void NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  recv_bytes = std::max<std::uint64_t>(recv_bytes, 1);
+  if (options_.registration == BufferRegistration::symmetric_window) {
+    // Window registration is collective with the same size on every rank of the communicator: the
+    // largest of the ranks' sizes, in NCCL's window alignment.
+    struct Sizes {
+      std::uint64_t send, recv;
+    };
+    ControlChannel& comm_channel = group_channel_ ? *group_channel_ : channel_;
+    constexpr std::uint64_t align = nccl::kWindowAlignmentBytes;
+    const auto round_up = [](std::uint64_t b) { return (b + align - 1) / align * align; };
+    const Sizes mine{send_bytes, recv_bytes};
+    send_bytes = recv_bytes = align;
+    for (const Sizes& s : all_gather(comm_channel, mine)) {
+      send_bytes = std::max(send_bytes, round_up(s.send));
+      recv_bytes = std::max(recv_bytes, round_up(s.recv));
+    }
+  }
   auto reserve = [&](void*& buffer, std::uint64_t& capacity, std::uint64_t bytes, const char* what) {
     if (bytes <= capacity) return;
     // A graph captured the old buffers' addresses.
     comm_.destroy_graph();
     graph_key_.reset();
-    if (buffer != nullptr) api_.free_device(buffer);
+    free_buffer(buffer);
     buffer = nullptr;
     capacity = 0;
-    const cudaError_t e = api_.malloc_device(&buffer, bytes);
-    if (e != cudaSuccess) {
-      buffer = nullptr;
-      throw BackendError(std::string("cudaMalloc of the ") + what + " buffer (" + std::to_string(bytes) +
-                         " bytes): " + cuda_error(e));
-    }
+    allocate_buffer(buffer, bytes, what);
     capacity = bytes;
   };
   reserve(send_, send_capacity_, send_bytes, "send");
-  reserve(recv_, recv_capacity_, std::max<std::uint64_t>(recv_bytes, 1), "receive");
+  reserve(recv_, recv_capacity_, recv_bytes, "receive");
+}
+
+void NcclBackend::allocate_buffer(void*& buffer, std::uint64_t bytes, const char* what) {
+  const BufferRegistration mode = options_.registration;
+  if (mode == BufferRegistration::symmetric_window) {
+    if (const ncclResult_t r = api_.mem_alloc(&buffer, bytes); r != ncclSuccess) {
+      buffer = nullptr;
+      throw BackendError(std::string("ncclMemAlloc of the ") + what + " buffer (" + std::to_string(bytes) +
+                         " bytes, -R 2): " + api_.nccl_error_string(r));
+    }
+  } else if (const cudaError_t e = api_.malloc_device(&buffer, bytes); e != cudaSuccess) {
+    buffer = nullptr;
+    throw BackendError(std::string("cudaMalloc of the ") + what + " buffer (" + std::to_string(bytes) +
+                       " bytes): " + cuda_error(e));
+  }
+  if (mode == BufferRegistration::none) return;
+  // Once per buffer and size, outside every timed region (nccl-tests registers at allocation too).
+  const ncclResult_t r = comm_.register_buffer(buffer, bytes, mode);
+  if (r != ncclSuccess) {
+    const std::string call =
+        std::string(mode == BufferRegistration::comm_register ? "ncclCommRegister" : "ncclCommWindowRegister") +
+        " of the " + what + " buffer (" + std::to_string(bytes) + " bytes, -R/--register)";
+    nccl_fail(nullptr, call.c_str(), r);
+  }
+}
+
+void NcclBackend::free_buffer(void* buffer) noexcept {
+  if (buffer == nullptr) return;
+  comm_.deregister(buffer);  // NCCL wants the registration gone before the memory
+  if (options_.registration == BufferRegistration::symmetric_window) {
+    api_.mem_free(buffer);
+  } else {
+    api_.free_device(buffer);
+  }
+}
+
+void NcclBackend::check_registration_support() const {
+  const std::string loaded = "the loaded NCCL is " + nccl::version_string(nccl_runtime_version_);
+  if (options_.registration == BufferRegistration::comm_register && !api_.has_comm_register(nccl_runtime_version_)) {
+    throw UsageError("-R/--register 1: ncclCommRegister needs NCCL 2.19 or newer; " + loaded);
+  }
+  if (options_.registration == BufferRegistration::symmetric_window && !api_.has_windows(nccl_runtime_version_)) {
+    throw UsageError("-R/--register 2: symmetric windows (ncclCommWindowRegister) need NCCL 2.27 or newer; " + loaded);
+  }
 }
 
 void* NcclBackend::input_ptr(const CaseSpec& c, const Placement& p) const {
@@ -888,6 +950,7 @@ nlohmann::json NcclBackend::metadata() const {
   meta["nccl_path"] = path_;
   meta["nccl_env_set"] = env_set_;
   meta["cuda_graph_launches"] = options_.graph_launches;
+  meta["buffer_registration"] = ccbench::name(options_.registration);
   meta["alltoall"] = has_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
   meta["gather_scatter"] = has_gather_scatter_ ? "ncclGather/ncclScatter" : "grouped ncclSend/ncclRecv";
   meta["nccl_communicator"] = "blocking (split from a nonblocking init communicator)";

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "backends/backend.hpp"
 
@@ -28,15 +29,33 @@ struct Communicator::State {
   ncclComm_t comm = nullptr;
   cudaGraphExec_t graph = nullptr;
   bool failed = false;
+  struct Registration {
+    void* buf;
+    BufferRegistration mode;
+    void* handle;  // ncclCommRegister's handle or the ncclWindow_t
+  };
+  std::vector<Registration> registrations;
   // abort_within's helper signals here when it is done.
   std::mutex done_lock;
   std::condition_variable done_cv;
   bool abort_done = false;
 
+  // ncclCommDeregister is local and runs on every ending. A window's deregistration is collective:
+  // after an error or on an abort the peers may never join it, so it is left to ncclCommAbort, which
+  // releases the communicator's windows itself.
+  void deregister_locked(const Registration& r, bool abort) noexcept {
+    if (comm == nullptr) return;
+    if (r.mode == BufferRegistration::comm_register) api.comm_deregister(comm, r.handle);
+    if (r.mode == BufferRegistration::symmetric_window && !abort) api.window_deregister(comm, r.handle);
+  }
+
   // Graphs first: NCCL's finalize and abort wait until every graph that captured the comm is gone.
+  // Then the registrations, latest first, before the communicator.
   void release_locked(bool abort) noexcept {
     if (graph != nullptr) api.graph_exec_destroy(graph);
     graph = nullptr;
+    for (auto r = registrations.rbegin(); r != registrations.rend(); ++r) deregister_locked(*r, abort);
+    registrations.clear();
     if (comm == nullptr) return;
     if (!abort && api.comm_finalize(comm) == ncclSuccess) {
       api.comm_destroy(comm);
@@ -165,6 +184,33 @@ void Communicator::destroy_graph() {
   std::lock_guard hold(state_->lock);
   if (state_->graph != nullptr) state_->api.graph_exec_destroy(state_->graph);
   state_->graph = nullptr;
+}
+
+ncclResult_t Communicator::register_buffer(void* buf, std::size_t bytes, BufferRegistration mode) {
+  if (mode == BufferRegistration::none) return ncclSuccess;
+  std::unique_lock hold(state_->lock);
+  if (state_->aborted.load() || state_->comm == nullptr) {
+    hold.unlock();
+    found_aborted();
+  }
+  void* handle = nullptr;
+  const ncclResult_t r = mode == BufferRegistration::comm_register
+                             ? state_->api.comm_register(state_->comm, buf, bytes, &handle)
+                             : state_->api.window_register(state_->comm, buf, bytes, &handle);
+  if (r == ncclSuccess) state_->registrations.push_back({buf, mode, handle});
+  return r;
+}
+
+void Communicator::deregister(void* buf) noexcept {
+  std::lock_guard hold(state_->lock);
+  auto& all = state_->registrations;
+  for (auto it = all.begin(); it != all.end(); ++it) {
+    if (it->buf != buf) continue;
+    // After an abort the communicator (and with it the registration) is gone already.
+    if (!state_->aborted.load()) state_->deregister_locked(*it, state_->failed);
+    all.erase(it);
+    return;
+  }
 }
 
 void Communicator::close() noexcept {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "backends/nccl/nccl_api.hpp"
+#include "core/buffer_registration.hpp"
 
 namespace ccbench::nccl {
 
@@ -48,7 +49,14 @@ class Communicator {
   cudaError_t launch_graph(cudaStream_t stream);
   void destroy_graph();
 
-  // End of the run: graphs, then ncclCommFinalize + ncclCommDestroy (ncclCommAbort after an error).
+  // -R 1|2: registers `bytes` at `buf` with the communicator (ncclCommRegister, or the collective
+  // ncclCommWindowRegister; the communicator owns the handle). NCCL wants a buffer deregistered
+  // before it is freed and before the communicator is destroyed: deregister(buf) before a buffer
+  // is freed, and close() and abort_within() deregister what is left before the communicator goes.
+  ncclResult_t register_buffer(void* buf, std::size_t bytes, BufferRegistration mode);
+  void deregister(void* buf) noexcept;
+
+  // End of the run: graphs, registrations, then ncclCommFinalize + ncclCommDestroy (ncclCommAbort after an error).
   void close() noexcept;
   // From the watchdog thread: marks the communicator aborted, then (within `wait_s`) destroys its
   // graphs and aborts it once the measuring thread is out of its current call. If that call does

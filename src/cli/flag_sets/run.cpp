@@ -23,6 +23,8 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_percentiles_flag(*this, percentiles);
   add_flag("--per-rank", config.per_rank, "each rank's median op time and last arrivals in every row");
   add_option("-G,--cudagraph", config.graph_launches, "nccl: ops captured per CUDA graph launch")->default_val(0);
+  add_option("-R,--register", registration, "nccl: 0 none, 1 ncclCommRegister, 2 symmetric windows (NCCL 2.27+)")
+      ->default_str("0");
   add_option("--fabric-path", config.fabric_path, "record the fabric path (shm, tcp, efa, ...)");
   add_option("--fabric-generation", config.fabric_generation, "record the fabric generation (v3, v4, ...)");
   add_option("--link-gbps", link_gbps, "record the per-node link rate in Gbit/s");

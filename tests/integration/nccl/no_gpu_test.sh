@@ -41,6 +41,9 @@ expect 2 "no CUDA device visible" --backend nccl --path efa -d bfloat16 -o avg -
 expect 2 "no CUDA device visible" --backend nccl -G 4 --ops alltoall,broadcast -b 1K -e 1K
 expect 2 "--path: expected nvlink, efa or all" --backend nccl --path infiniband -b 1K -e 1K
 expect 2 "applies to --backend nccl only" --backend mpi --path efa -b 1K -e 1K
+expect 2 "ccbench run: -R/--register applies to --backend nccl only" --backend mpi -R 1 -b 1K -e 1K
+expect 2 "ccbench run: -R/--register applies to --backend nccl only" --backend mpi --register 2 -b 1K -e 1K
+expect 2 "-R/--register: expected 0 (none), 1 (ncclCommRegister) or 2 (symmetric windows), got '3'" --backend nccl -R 3 -b 1K -e 1K
 
 info=$("$ccbench" info 2>&1)
 rc=$?

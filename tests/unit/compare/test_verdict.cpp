@@ -256,6 +256,27 @@ TEST(Metadata, GroupedRowsAreNotComparableWithLoneOnes) {
   EXPECT_NE(compare_sides(b2, c, o).verdict, Verdict::not_comparable);
 }
 
+// run -R (NCCL buffer registration) changes which algorithms NCCL runs: a registered or window run
+// is never set against a plain one; a file without config.registration (before -R, imports) is "none".
+TEST(Metadata, RegistrationModesAreNotComparable) {
+  auto c = make_side("candidate", model(1.0, 2));
+  for (auto& f : c.files) f.config["registration"] = "symmetric_window";
+  const auto b = make_side("baseline", model(1.0, 1));
+  CompareOptions o;
+  o.resamples = 100;
+  const auto r = compare_sides(b, c, o);
+  EXPECT_EQ(r.verdict, Verdict::not_comparable);
+  EXPECT_EQ(r.mismatches, (std::vector<std::string>{"registration"}));
+  EXPECT_NE(r.reason.find("registration differs (none vs symmetric_window"), std::string::npos) << r.reason;
+  o.allow_mismatch = {"registration"};
+  EXPECT_NE(compare_sides(b, c, o).verdict, Verdict::not_comparable);
+  // "none" recorded compares with a file that does not say.
+  auto b2 = make_side("baseline", model(1.0, 1));
+  for (auto& f : b2.files) f.config["registration"] = "none";
+  o.allow_mismatch = {};
+  EXPECT_NE(compare_sides(b2, make_side("candidate", model(1.0, 2)), o).verdict, Verdict::not_comparable);
+}
+
 TEST(Metadata, ExpectedDifferencesAreListedAndRequirementsChecked) {
   RunModel cand = model(1.18, 2);
   cand.instance_type = "p6-b200.48xlarge";

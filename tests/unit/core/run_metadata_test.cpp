@@ -68,9 +68,15 @@ TEST(RunMetadata, AbsentAndMalformedValuesAreAbsent) {
 
 TEST(RunMetadata, OneTableOfKeys) {
   const auto must = metadata_key_names(meta_role::must_match);
-  EXPECT_EQ(std::vector<std::string_view>(must.begin(), must.end()),
-            (std::vector<std::string_view>{"ops", "dtype", "redop", "ranks", "groups", "durable", "cache",
-                                           "ranks_per_node", "timing", "iteration_policy", "schema_version"}));
+  EXPECT_EQ(
+      std::vector<std::string_view>(must.begin(), must.end()),
+      (std::vector<std::string_view>{"ops", "dtype", "redop", "ranks", "groups", "durable", "cache", "ranks_per_node",
+                                     "timing", "iteration_policy", "schema_version", "registration"}));
+  // run -R: what config.registration says; a file without it (before -R, an import) registered nothing.
+  ResultFile registered;
+  EXPECT_EQ(RunMetadata(registered).text("registration"), "none");
+  registered.config["registration"] = "comm_register";
+  EXPECT_EQ(RunMetadata(registered).text("registration"), "comm_register");
   const auto claim = metadata_key_names(meta_role::claim_requirement);
   EXPECT_EQ(claim, (std::vector<std::string_view>{"instance_type", "efa_generation", "link_gbps", "fabric_path",
                                                   "provider", "backend", "gpu"}));

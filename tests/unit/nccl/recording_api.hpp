@@ -87,9 +87,17 @@ class RecordingApi final : public NcclApi {
     *t = 141ull << 30;
     return cudaSuccess;
   }
-  cudaError_t malloc_device(void** p, std::size_t bytes) override { return allocate(p, bytes), cudaSuccess; }
+  // Device buffers are logged by their allocation's number ("cudaMalloc buf=2 bytes=4096",
+  // "cudaFree buf=2"), as are ncclMemAlloc's and the registrations of -R.
+  cudaError_t malloc_device(void** p, std::size_t bytes) override {
+    allocate(p, bytes);
+    record("cudaMalloc buf=" + buffer_id(*p) + " bytes=" + std::to_string(bytes));
+    return cudaSuccess;
+  }
   cudaError_t malloc_host(void** p, std::size_t bytes) override { return allocate(p, bytes), cudaSuccess; }
-  cudaError_t free_device(void*) override { return cudaSuccess; }  // freed with the fake
+  cudaError_t free_device(void* p) override {  // the memory is freed with the fake
+    return record("cudaFree buf=" + buffer_id(p)), cudaSuccess;
+  }
   cudaError_t free_host(void*) override { return cudaSuccess; }
   cudaError_t stream_create(cudaStream_t* s) override {
     *s = reinterpret_cast<cudaStream_t>(handle());
@@ -158,8 +166,10 @@ class RecordingApi final : public NcclApi {
   }
 
   // --- NCCL ---
+  // The loaded NCCL's version (2.28.9 unless a test says otherwise).
+  void set_version(int version) { version_ = version; }
   ncclResult_t get_version(int* v) override {
-    *v = NCCL_VERSION(2, 28, 9);
+    *v = version_;
     return ncclSuccess;
   }
   ncclResult_t get_unique_id(ncclUniqueId* id) override {
@@ -242,6 +252,32 @@ class RecordingApi final : public NcclApi {
               comm);
   }
 
+  // -R: the calls exist from the versions the real library has them.
+  bool has_comm_register(int v) override { return v >= NCCL_VERSION(2, 19, 0); }
+  bool has_windows(int v) override { return v >= NCCL_VERSION(2, 27, 0); }
+  ncclResult_t comm_register(ncclComm_t comm, void* buf, std::size_t bytes, void** handle) override {
+    use("ncclCommRegister buf=" + buffer_id(buf) + " bytes=" + std::to_string(bytes), comm);
+    *handle = buf;  // the buffer is its own handle, so the deregistration names it
+    return ncclSuccess;
+  }
+  ncclResult_t comm_deregister(ncclComm_t comm, void* handle) override {
+    return use("ncclCommDeregister buf=" + buffer_id(handle), comm), ncclSuccess;
+  }
+  ncclResult_t mem_alloc(void** p, std::size_t bytes) override {
+    allocate(p, bytes);
+    record("ncclMemAlloc buf=" + buffer_id(*p) + " bytes=" + std::to_string(bytes));
+    return ncclSuccess;
+  }
+  ncclResult_t mem_free(void* p) override { return record("ncclMemFree buf=" + buffer_id(p)), ncclSuccess; }
+  ncclResult_t window_register(ncclComm_t comm, void* buf, std::size_t bytes, void** window) override {
+    use("ncclCommWindowRegister buf=" + buffer_id(buf) + " bytes=" + std::to_string(bytes), comm);
+    *window = buf;
+    return ncclSuccess;
+  }
+  ncclResult_t window_deregister(ncclComm_t comm, void* window) override {
+    return use("ncclCommWindowDeregister buf=" + buffer_id(window), comm), ncclSuccess;
+  }
+
  private:
   struct Comm {
     bool blocking = true;
@@ -262,6 +298,14 @@ class RecordingApi final : public NcclApi {
     std::lock_guard hold(mutex_);
     allocations_.push_back(*p);
     sizes_.push_back(bytes < 64 ? 64 : bytes);
+  }
+  // The number of the allocation that starts at `ptr` ("?" when none does).
+  std::string buffer_id(const void* ptr) {
+    std::lock_guard hold(mutex_);
+    for (std::size_t i = 0; i < allocations_.size(); ++i) {
+      if (allocations_[i] == ptr) return std::to_string(i);
+    }
+    return "?";
   }
   // The byte offset of `ptr` in the allocation that holds it ("?" when none does).
   std::string offset_in_allocation(const void* ptr) {
@@ -315,6 +359,7 @@ class RecordingApi final : public NcclApi {
   std::vector<void*> allocations_;
   std::vector<std::size_t> sizes_;
   bool gather_scatter_ = true;
+  int version_ = NCCL_VERSION(2, 28, 9);
   std::uintptr_t next_handle_ = 0x10000;
   bool hanging_ = false;
   ncclResult_t op_result_ = ncclSuccess;
