@@ -20,6 +20,7 @@ struct RunFlags : FlagSet {
   // Kept as typed until every flag is parsed; the parse checks them naming the flag.
   std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench";
   std::string groups_spec = "none", link_gbps, config_path, percentiles;
+  std::string sendrecv_pattern = "ring", block_bytes;
 };
 
 std::unique_ptr<CLI::App> run_flags();

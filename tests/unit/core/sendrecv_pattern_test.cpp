@@ -127,5 +127,23 @@ TEST(SendRecvPattern, MessagesRoundDownToWholeBlocks) {
   EXPECT_EQ(block_elements_of(100, 0), 100u);
 }
 
+TEST(SendRecvPattern, BlockCallsAreEverySendThenEveryReceiveInBlocks) {
+  std::vector<BlockCall> calls;
+  const auto collect = [&](const BlockCall& call) { calls.push_back(call); };
+  // many-to-one, G = 3, rank 0 receives 512 elements from 1 and 2 in blocks of 256: sender k's
+  // message at k x 512.
+  for_each_block_call(pattern_peers(SendRecvPattern::many_to_one, 3, 0, 3), 512, 256, collect);
+  EXPECT_EQ(calls, (std::vector<BlockCall>{
+                       {false, 1, 0, 256}, {false, 1, 256, 256}, {false, 2, 512, 256}, {false, 2, 768, 256}}));
+  calls.clear();
+  // one-to-many, G = 3, rank 0 sends the same 512 elements to 1 and 2, one block each (no blocks).
+  for_each_block_call(pattern_peers(SendRecvPattern::one_to_many, 3, 0, 3), 512, 0, collect);
+  EXPECT_EQ(calls, (std::vector<BlockCall>{{true, 1, 0, 512}, {true, 2, 0, 512}}));
+  calls.clear();
+  // ring on 2 ranks, rank 1: a send to 0 and a receive from 0, two blocks each.
+  for_each_block_call(pattern_peers(SendRecvPattern::ring, 0, 1, 2), 8, 4, collect);
+  EXPECT_EQ(calls, (std::vector<BlockCall>{{true, 0, 0, 4}, {true, 0, 4, 4}, {false, 0, 0, 4}, {false, 0, 4, 4}}));
+}
+
 }  // namespace
 }  // namespace ccbench
