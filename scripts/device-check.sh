@@ -266,6 +266,10 @@ replay_run() {
 }
 # One rank sends 1 Mi floats to itself and receives them in the same batch.
 replay_run "3 gpu1 replay send/recv to itself" 1 "$root/tests/data/replay/self_send_recv.trace.json"
+# sendrecv --block-bytes (one group of ncclSend/ncclRecv per block, never yet run on a GPU before
+# this step): one rank's ring to itself, every block checked. No nccl-tests peer to time it against.
+run "3 gpu1 sendrecv ring --block-bytes" 1 120 --ops sendrecv --pattern ring --block-bytes 256K -d float \
+  -b 1M -e 64M -f 8 -n 3 -c 1 --in-place no
 CCBENCH_TEST_CORRUPT_RANK=0 launch 1 "$ccbench" run --backend nccl --ops allreduce -b 1M -e 1M -n 3 \
   --progress never >"$out/corrupt.log" 2>&1
 rc=$?
@@ -340,6 +344,13 @@ elif [ ${#mpi_base[@]} -eq 0 ]; then
 else
   np=$((gpus < 8 ? gpus : 8))
   run "5 x$np every op in/out-of-place" "$np" 180 --ops "$all_ops" -d float -o sum -b 1K -e 64M -f 8 -n 5 -c 1
+  # sendrecv's KV-cache patterns (grouped ncclSend/ncclRecv, untested on a GPU before this step;
+  # nccl-tests has no peer for them, so they are checked for data, not timed against it).
+  even_np=$((np / 2 * 2))  # --peer-group 2 divides an even rank count
+  for pattern in pairwise many-to-one one-to-many; do
+    run "5 x$even_np sendrecv --pattern $pattern" "$even_np" 180 --ops sendrecv --pattern "$pattern" --peer-group 2 \
+      --block-bytes 64K -d float -b 64K -e 64M -f 8 -n 3 -c 1 --in-place no
+  done
   run "5 x$np bfloat16 avg" "$np" 180 --ops allreduce,reduce_scatter -d bfloat16 -o avg \
     -b 1K -e 4M -f 16 -n 3 -c 1
   run "5 x$np fp8_e5m2 max" "$np" 180 --ops allreduce,reduce_scatter -d fp8_e5m2 -o max -b 1K -e 4M -f 16 -n 3

@@ -15,6 +15,7 @@
 #include "core/bandwidth.hpp"
 #include "core/buffer_registration.hpp"
 #include "core/pattern.hpp"
+#include "core/sendrecv_pattern.hpp"
 #include "core/traffic_matrix.hpp"
 #include "core/types.hpp"
 
@@ -32,6 +33,16 @@ struct CaseSpec {
   OpLayout layout;
   // Matrix ops (alltoallv, moe_*): this rank's per-peer counts; null for every other op.
   std::shared_ptr<const MatrixCase> matrix;
+  // sendrecv's peers (core/sendrecv_pattern.hpp): the pattern, its group (0 for ring) and the
+  // elements of each block (0: a message is one block). layout.count is one message; a rank's
+  // receive buffer holds one message per sender it receives from.
+  SendRecvPattern sendrecv_pattern = SendRecvPattern::ring;
+  int peer_group = 0;
+  std::uint64_t block_elements = 0;
+  // Posted as blocks between pattern peers, not as nccl-tests' one send and receive.
+  bool posts_blocks() const {
+    return op == Op::sendrecv && (sendrecv_pattern != SendRecvPattern::ring || block_elements > 0);
+  }
 };
 
 // Raised by a backend when the communication layer reports that a peer is gone (exit 4).

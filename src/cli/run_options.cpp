@@ -11,6 +11,8 @@
 #include "cli/flag_sets/run.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/sendrecv_pattern.hpp"
+#include "core/sizes.hpp"
 #include "sweep/config_file.hpp"
 #include "sweep/flag_suggestion.hpp"
 #include "sweep/percentiles_flag.hpp"
@@ -24,6 +26,39 @@ T parse_enum(const std::string& flag, const std::string& text, std::optional<T> 
   const auto value = parser(text);
   if (!value) throw UsageError(flag + ": unknown value '" + text + "' (expected " + expected + ")");
   return *value;
+}
+
+// --pattern, --peer-group, --block-bytes (docs/method.md, "sendrecv patterns"). Whether the group
+// divides the rank count is checked by the plan, which knows the ranks.
+void apply_sendrecv_pattern_flags(const CLI::App& app, const RunFlags& flags, RunConfig& config) {
+  config.sendrecv_pattern = parse_enum<SendRecvPattern>("--pattern", flags.sendrecv_pattern, &parse_sendrecv_pattern,
+                                                        "ring, pairwise, many-to-one or one-to-many");
+  for (const char* flag : {"--pattern", "--peer-group", "--block-bytes"}) {
+    if (app.get_option(flag)->count() == 0) continue;
+    for (Op op : config.ops) {
+      if (op != Op::sendrecv) {
+        throw UsageError(std::string(flag) + ": applies to --ops sendrecv only, not " + std::string(name(op)));
+      }
+    }
+  }
+  if (app.get_option("--peer-group")->count() > 0) {
+    if (config.sendrecv_pattern == SendRecvPattern::ring) {
+      throw UsageError(
+          "--peer-group: the ring pattern takes no peer group (--pattern pairwise, many-to-one or "
+          "one-to-many)");
+    }
+    if (config.peer_group < 2) {
+      throw UsageError("--peer-group: " + std::to_string(config.peer_group) + " ranks; a group needs at least 2");
+    }
+  }
+  if (!flags.block_bytes.empty()) {
+    config.block_bytes = bytes_flag("--block-bytes", flags.block_bytes, {1});
+    const std::uint64_t element_bytes = info(config.dtype).size_bytes;
+    if (config.block_bytes % element_bytes != 0) {
+      throw UsageError("--block-bytes: " + std::to_string(config.block_bytes) + " is not a whole number of " +
+                       std::string(name(config.dtype)) + " elements (" + std::to_string(element_bytes) + " bytes)");
+    }
+  }
 }
 
 }  // namespace
@@ -115,6 +150,7 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
   }
   config.groups = groups::parse(flags.groups_spec);
   config.registration = buffer_registration_flag(flags.registration);
+  apply_sendrecv_pattern_flags(app, flags, config);
   apply_percentiles_flag(config, flags.percentiles);
   if (!flags.link_gbps.empty()) {
     config.link_gbps = parse_finite(flags.link_gbps, "--link-gbps");

@@ -52,6 +52,13 @@ void require_percentile(const ResultFile& file, std::size_t index, const ResultR
 }  // namespace
 
 std::string matrix_identity(const ResultRow& row) {
+  // sendrecv --pattern / --block-bytes: other peers or blocks are other traffic, as another matrix.
+  const auto kv = row.extra.find("sendrecv_pattern");
+  if (kv != row.extra.end() && kv->is_object()) {
+    const auto field = [&](const char* key) { return kv->contains(key) ? (*kv)[key].dump() : std::string("null"); };
+    return "sendrecv pattern " + field("pattern") + " peer_group " + field("peer_group") + " block_bytes " +
+           field("block_bytes");
+  }
   const auto matrix = row.extra.find("matrix");
   if (matrix == row.extra.end() || !matrix->is_object()) return "";
   const auto source = matrix->find("source");

@@ -22,7 +22,8 @@ struct RowKey {
   int ranks = 0;
   // A matrix op's traffic (alltoallv, moe_*: `run --matrix` / `--moe`): the file's SHA-256 or the
   // router's spec and seed; "" for every other row. Two matrices of the same mean size are other
-  // traffic, so their rows never pool or pair.
+  // traffic, so their rows never pool or pair. sendrecv --pattern rows: the pattern, peer group and
+  // block size, so two patterns never pair either.
   std::string matrix;
   auto operator<=>(const RowKey&) const = default;
 };

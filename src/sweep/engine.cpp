@@ -267,6 +267,18 @@ ResultRow Engine::measure(int trial, const CaseSpec& c) {
     row.time_us = {s.min, s.median, s.mean, s.p99, s.max, s.ci_lo, s.ci_hi};
     row.algbw_gbps = algbw_gbps(row.bytes, s.median);
     row.busbw_gbps = busbw_gbps(c.op, c.nranks, row.bytes, s.median);
+    if (c.posts_blocks()) {
+      // docs/method.md, "sendrecv patterns": busbw is the busiest rank's link.
+      const PatternLoad load = pattern_load(c.sendrecv_pattern, c.peer_group, c.nranks);
+      row.busbw_gbps = row.algbw_gbps * pattern_bus_factor(load);
+      row.extra["sendrecv_pattern"] = {
+          {"pattern", name(c.sendrecv_pattern)},
+          {"peer_group", c.peer_group},
+          {"block_bytes", block_elements_of(c.layout.count, c.block_elements) * info(c.dtype).size_bytes},
+          {"aggregate_gbps", pattern_aggregate_gbps(load, row.bytes, s.median)},
+          {"per_receiver_gbps", pattern_per_receiver_gbps(load, row.bytes, s.median)},
+      };
+    }
     if (c.matrix) {
       row.busbw_gbps = matrix_busbw_gbps(c.matrix->load.mean_off_rank_send_bytes, s.median);
       row.extra["matrix"] = matrix_row_json(*c.matrix, s.median, config_.link_gbps);

@@ -17,6 +17,14 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
 
   // The file's matrix, and the router's dispatch shared by the three moe ops (routed once).
   std::optional<MatrixSource> file_matrix, moe_matrix;
+  // sendrecv's group: --peer-group, or every rank in one group (docs/method.md, "sendrecv patterns").
+  const int peer_group =
+      config.sendrecv_pattern == SendRecvPattern::ring ? 0 : (config.peer_group > 0 ? config.peer_group : nranks);
+  const std::uint64_t block_elements = config.block_bytes / info(config.dtype).size_bytes;
+  if (std::ranges::find(config.ops, Op::sendrecv) != config.ops.end()) {
+    if (auto why = peer_group_problem(config.sendrecv_pattern, peer_group, nranks))
+      throw UsageError("--peer-group: " + *why);
+  }
   for (Op op : config.ops) {
     PlannedOp planned{op, {}};
     bool any_unsupported = false;
@@ -69,6 +77,19 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
         c.nranks = nranks;
         c.rank = rank;
         c.layout = layout_for(op, config.dtype, nominal, nranks);
+        if (op == Op::sendrecv) {
+          c.sendrecv_pattern = config.sendrecv_pattern;
+          c.peer_group = peer_group;
+          c.block_elements = block_elements;
+          if (c.posts_blocks()) {
+            const std::uint64_t receives =
+                pattern_peers(c.sendrecv_pattern, peer_group, rank, nranks).receive_from.size();
+            c.layout.count = whole_blocks_count(c.layout.count, block_elements);
+            c.layout.bytes = c.layout.count * info(config.dtype).size_bytes;
+            c.layout.send_elements = c.layout.count;
+            c.layout.recv_elements = c.layout.count * receives;
+          }
+        }
         if (auto why = backend.unsupported(c)) {
           any_unsupported = true;
           Skip skip{std::string(name(op)) + (in_place ? " in-place" : " out-of-place"), *why};
@@ -86,7 +107,8 @@ Plan make_plan(const RunConfig& config, const Backend& backend, int nranks, int 
       if (size.variants.empty()) {
         if (!any_unsupported) {
           plan.skipped.push_back({std::string(name(op)) + " " + format_bytes(nominal),
-                                  "smaller than one element per rank"});
+                                  op == Op::sendrecv && block_elements > 0 ? "smaller than one --block-bytes block"
+                                                                           : "smaller than one element per rank"});
         }
         continue;
       }

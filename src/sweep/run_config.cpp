@@ -64,6 +64,11 @@ nlohmann::json to_json(const RunConfig& c) {
   // Only when given, so a run without matrix ops records what it always did.
   if (!c.matrix_path.empty()) out["matrix"] = c.matrix_path;
   if (!c.moe.empty()) out["moe"] = c.moe;
+  if (c.sendrecv_pattern != SendRecvPattern::ring || c.block_bytes > 0) {
+    out["pattern"] = name(c.sendrecv_pattern);
+    out["peer_group"] = c.peer_group;
+    out["block_bytes"] = c.block_bytes;
+  }
   if (!c.percentiles.empty()) {
     out["percentiles"] = c.percentiles;
     out["timing"]["batch_rule"] = "--percentiles: one op a sample (per-iteration times)";

@@ -10,6 +10,7 @@
 #include "core/buffer_registration.hpp"
 #include "core/groups.hpp"
 #include "core/sampling.hpp"
+#include "core/sendrecv_pattern.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
 
@@ -43,6 +44,11 @@ struct RunConfig {
   // (alltoallv) and --moe EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,ROUTING] (moe_*, routed with `seed`).
   std::string matrix_path;
   std::string moe;
+  // sendrecv's peers (docs/method.md, "sendrecv patterns"): --pattern, --peer-group (0: every rank
+  // in one group, or none for ring) and --block-bytes (0: a message is one block).
+  SendRecvPattern sendrecv_pattern = SendRecvPattern::ring;
+  int peer_group = 0;
+  std::uint64_t block_bytes = 0;
   InPlaceMode in_place = InPlaceMode::both;
   TimingMethod timing = TimingMethod::ccbench;
   int batch = 0;  // ops per sample; 0 = chosen from the warm-up time

@@ -52,6 +52,14 @@ class MpiBackend final : public Backend, public PointToPoint {
   static void reserve(Buffer& buffer, std::size_t bytes);
   void check(int rc, const CaseSpec& c) const;
   const MpiCounts& mpi_counts(const CaseSpec& c);
+  // sendrecv --pattern / --block-bytes: the blocks as MPI_Isend/MPI_Irecv, then one MPI_Waitall.
+  int launch_blocks(const CaseSpec& c);
+  const PatternPeers& peers_of(const CaseSpec& c);
+  struct PeersKey {
+    SendRecvPattern pattern = SendRecvPattern::ring;
+    int peer_group = -1, rank = -1, nranks = -1;
+    bool operator==(const PeersKey&) const = default;
+  };
 
   MPI_Comm comm_;
   bool owns_comm_ = false;
@@ -59,6 +67,9 @@ class MpiBackend final : public Backend, public PointToPoint {
   Buffer recv_;
   MpiCounts counts_;
   std::shared_ptr<const MatrixCase> counts_for_;  // the case counts_ was converted from (held: no reused address)
+  PatternPeers peers_;
+  PeersKey peers_for_;
+  std::vector<MPI_Request> requests_;  // reused by every launch_blocks (no allocation per op once sized)
 };
 
 // The MPI backend over MPI_COMM_WORLD (group_color -1) or over the ranks of the world that pass the

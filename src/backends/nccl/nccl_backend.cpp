@@ -14,9 +14,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -174,6 +176,9 @@ class NcclBackend final : public Backend, public PointToPoint {
   void enqueue(const CaseSpec& c);
   // sendrecv, and gather/scatter without ncclGather/ncclScatter: ncclSend/ncclRecv in one group.
   void enqueue_grouped(const CaseSpec& c, const void* send, void* recv);
+  // sendrecv --pattern / --block-bytes: every block of the pattern's messages in one group.
+  void enqueue_blocks(const CaseSpec& c, const void* send, void* recv);
+  const PatternPeers& peers_of(const CaseSpec& c);
   // -G: the case's graph, captured and instantiated in set-up (fill), never inside a timed region.
   void prepare_graph(const CaseSpec& c);
   // One small allreduce at set-up, so NCCL connects (and logs its transports) before metadata().
@@ -212,6 +217,8 @@ class NcclBackend final : public Backend, public PointToPoint {
   void* recv_ = nullptr;
   std::uint64_t send_capacity_ = 0;
   std::uint64_t recv_capacity_ = 0;
+  PatternPeers peers_;  // of peers_for_ (pattern, group, rank, ranks): made once per case, not per op
+  std::optional<std::tuple<SendRecvPattern, int, int, int>> peers_for_;
 
   // The case the communicator's graph (-G) was captured for.
   struct GraphKey {
@@ -700,6 +707,10 @@ void NcclBackend::enqueue(const CaseSpec& c) {
       enqueue_grouped(c, send, recv);
       break;
     case Op::sendrecv:
+      if (c.posts_blocks()) {
+        enqueue_blocks(c, send, recv);
+        break;
+      }
       enqueue_grouped(c, send, recv);
       break;
     case Op::alltoall:
@@ -751,6 +762,33 @@ void NcclBackend::enqueue_grouped(const CaseSpec& c, const void* send, void* rec
                             ? api_.send(static_cast<const char*>(send) + offset, count, type, call.peer, comm, stream_)
                             : api_.recv(static_cast<char*>(recv) + offset, count, type, call.peer, comm, stream_);
         });
+    const ncclResult_t end = api_.group_end();
+    return first_error != ncclSuccess ? first_error : end;
+  });
+}
+
+const PatternPeers& NcclBackend::peers_of(const CaseSpec& c) {
+  const auto key = std::tuple{c.sendrecv_pattern, c.peer_group, c.rank, c.nranks};
+  if (peers_for_ != key) {
+    peers_ = pattern_peers(c.sendrecv_pattern, c.peer_group, c.rank, c.nranks);
+    peers_for_ = key;
+  }
+  return peers_;
+}
+
+void NcclBackend::enqueue_blocks(const CaseSpec& c, const void* send, void* recv) {
+  const ncclDataType_t type = *nccl::data_type(c.dtype);
+  const std::size_t element_bytes = info(c.dtype).size_bytes;
+  const PatternPeers& peers = peers_of(c);
+  nccl_call(&c, "grouped ncclSend/ncclRecv", [&](ncclComm_t comm) {
+    ncclResult_t first_error = api_.group_start();
+    for_each_block_call(peers, c.layout.count, c.block_elements, [&](const BlockCall& call) {
+      if (first_error != ncclSuccess) return;
+      const std::size_t offset = call.offset_elements * element_bytes;
+      first_error = call.send
+                        ? api_.send(static_cast<const char*>(send) + offset, call.count, type, call.peer, comm, stream_)
+                        : api_.recv(static_cast<char*>(recv) + offset, call.count, type, call.peer, comm, stream_);
+    });
     const ncclResult_t end = api_.group_end();
     return first_error != ncclSuccess ? first_error : end;
   });
@@ -853,6 +891,15 @@ std::uint64_t NcclBackend::verify(const CaseSpec& c, const pattern::Params& p) {
     if (c.matrix->combine.recv_elements > 0) {
       check_cuda(api_.count_wrong(c.dtype, recv_at(c, counts.recv_elements), c.matrix->combine.recv_elements, c.op, p,
                                   c.rank, 0, 0, false, d_wrong_, stream_),
+                 &c, "verify kernel");
+    }
+  } else if (c.posts_blocks()) {
+    // The k-th sender's message at k x count. sendrecv's expected value is the data of rank-1, so
+    // the kernel is given the rank after the sender.
+    const std::vector<int>& senders = peers_of(c).receive_from;
+    for (std::size_t k = 0; k < senders.size(); ++k) {
+      check_cuda(api_.count_wrong(c.dtype, recv_at(c, k * c.layout.count), c.layout.count, c.op, p,
+                                  (senders[k] + 1) % c.nranks, c.layout.count, 0, false, d_wrong_, stream_),
                  &c, "verify kernel");
     }
   } else {

@@ -1,5 +1,6 @@
 #include "cli/flag_sets/run.hpp"
 
+#include "core/sendrecv_pattern.hpp"
 #include "core/types.hpp"
 #include "sweep/percentiles_flag.hpp"
 #include "sweep/run_flags.hpp"
@@ -33,6 +34,9 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_option("--moe", config.moe,
              "moe_dispatch, moe_combine, moe_pair from a seeded router: "
              "EXPERTS,TOP_K,TOKENS_PER_RANK,HIDDEN[,uniform|zipf:S|hot:E:FRACTION]");
+  add_option("--pattern", sendrecv_pattern, "sendrecv's peers: " + sendrecv_pattern_names(" | "))->default_str("ring");
+  add_option("--peer-group", config.peer_group, "sendrecv --pattern's group of consecutive ranks (default: all)");
+  add_option("--block-bytes", block_bytes, "sendrecv: each message posted as blocks of this size");
 }
 
 std::unique_ptr<CLI::App> run_flags() { return std::make_unique<RunFlags>(); }

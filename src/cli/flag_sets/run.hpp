@@ -21,6 +21,7 @@ struct RunFlags : FlagSet {
   std::string ops, dtype = "float", redop = "sum", in_place = "both", timing = "ccbench";
   std::string groups_spec = "none", link_gbps, config_path, percentiles;
   std::string registration = "0";  // -R
+  std::string sendrecv_pattern = "ring", block_bytes;
 };
 
 std::unique_ptr<CLI::App> run_flags();

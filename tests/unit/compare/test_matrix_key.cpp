@@ -55,5 +55,35 @@ TEST(MatrixKey, SameRoutingAndSeedPairAndAnotherRoutingDoesNot) {
   EXPECT_TRUE(reseeded.sizes.empty());
 }
 
+// sendrecv --pattern rows: keyed by pattern, peer group and block size the same way.
+Side pattern_side(const std::string& name, const std::string& pattern) {
+  RunModel m;
+  m.ops = {"sendrecv"};
+  m.sizes = {131072};
+  m.trials = 2;
+  Side side = make_side(name, m);
+  for (auto& file : side.files) {
+    for (auto& row : file.results) {
+      row.extra["sendrecv_pattern"] = {{"pattern", pattern},
+                                       {"peer_group", 4},
+                                       {"block_bytes", 1024},
+                                       {"aggregate_gbps", 3.0},
+                                       {"per_receiver_gbps", 3.0}};
+    }
+  }
+  return side;
+}
+
+TEST(MatrixKey, TwoSendrecvPatternsNeverPair) {
+  const Side base = pattern_side("baseline", "many-to-one");
+  const Matched same = match_sides(base, pattern_side("candidate", "many-to-one"), Scope{});
+  ASSERT_EQ(same.sizes.size(), 1u);
+  EXPECT_EQ(same.sizes[0].key.matrix, "sendrecv pattern \"many-to-one\" peer_group 4 block_bytes 1024");
+  const Matched other = match_sides(base, pattern_side("candidate", "one-to-many"), Scope{});
+  EXPECT_TRUE(other.sizes.empty());
+  EXPECT_EQ(other.only_in_baseline.size(), 1u);
+  EXPECT_EQ(other.only_in_candidate.size(), 1u);
+}
+
 }  // namespace
 }  // namespace ccbench::compare

@@ -260,6 +260,26 @@ TEST(NcclCallOrder, SendrecvIsOneGroupOfASendAndAReceive) {
                                                           "ncclRecv peer=0 count=1024 offset=0 blocking=1", "ncclGroupEnd"}));
 }
 
+TEST(NcclCallOrder, SendrecvBlocksAreOneGroupOfEveryBlock) {
+  // --block-bytes 1K of float: the 1024-element message as 4 sends and 4 receives of 256, one group.
+  RecordingApi api;
+  LocalChannel channel;
+  auto backend = make(api, channel);
+  CaseSpec c = one_rank_case(Op::sendrecv, false);
+  c.block_elements = 256;
+  ASSERT_TRUE(c.posts_blocks());
+  run_case(*backend, api, c);
+  EXPECT_EQ(sampled_calls(api),
+            (std::vector<std::string>{"ncclGroupStart", "ncclSend peer=0 count=256 offset=0 blocking=1",
+                                      "ncclSend peer=0 count=256 offset=1024 blocking=1",
+                                      "ncclSend peer=0 count=256 offset=2048 blocking=1",
+                                      "ncclSend peer=0 count=256 offset=3072 blocking=1",
+                                      "ncclRecv peer=0 count=256 offset=0 blocking=1",
+                                      "ncclRecv peer=0 count=256 offset=1024 blocking=1",
+                                      "ncclRecv peer=0 count=256 offset=2048 blocking=1",
+                                      "ncclRecv peer=0 count=256 offset=3072 blocking=1", "ncclGroupEnd"}));
+}
+
 TEST(NcclCallOrder, RootedOpsUseNcclsOwnCalls) {
   for (const auto& [op, call] :
        {std::pair{Op::gather, "ncclGather root=0 blocking=1"}, std::pair{Op::scatter, "ncclScatter root=0 blocking=1"},
