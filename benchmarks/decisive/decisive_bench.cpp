@@ -190,7 +190,31 @@ int per_look_table(Statistic st, double ratio, double common, compare::Looks loo
 
 }  // namespace
 
+// One statistic's sequential rows of the "looks" table under a spread rule, for the true ratios given.
+int asked_rows(Statistic st, compare::Spread spread, double common, int fleets, const std::vector<double>& ratios) {
+  for (const double ratio : ratios) {
+    const auto [b, c] = claim_fleet(ratio, common);
+    compare::CompareOptions o;
+    o.claim = claim_18(st);
+    o.spread = spread;
+    const AskedCounts a = run_asked(b, c, o, fleets, 4409, ratio, 5, 20);
+    fmt::print("| {} | {} | {:.2f} | {} / {} / {} | {} | {:g} |\n", compare::name(st), compare::name(spread), ratio,
+               pct(a.confirmed, a.runs), pct(a.refuted, a.runs), pct(a.inconclusive, a.runs),
+               wrong_cell(a, ratio, o.claim.value()), a.median_launches);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 7 && std::string(argv[1]) == "asked") {
+    // asked STAT SPREAD COMMON FLEETS RATIO...
+    std::vector<double> ratios;
+    for (int i = 6; i < argc; ++i) ratios.push_back(std::atof(argv[i]));
+    return asked_rows(std::string(argv[2]) == "max" ? Statistic::max : Statistic::geomean,
+                      compare::parse_spread(argv[3]).value_or(compare::Spread::moderated), std::atof(argv[4]),
+                      std::max(10, std::atoi(argv[5])), ratios);
+  }
   if (argc >= 7 && std::string(argv[1]) == "perlook") {
     return per_look_table(std::string(argv[2]) == "max" ? Statistic::max : Statistic::geomean, std::atof(argv[3]),
                           std::atof(argv[4]),

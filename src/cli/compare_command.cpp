@@ -58,7 +58,7 @@ int compare_main(int argc, char** argv) {
       "a path that exists is taken whole).",
       "ccbench compare"};
   std::string base, cand, claim_file, expect, tolerance = "5%", statistic, metric, ops, min_bytes, max_bytes;
-  std::string normalize, gate, threshold = "5%", format = "text", out, looks = "sequential";
+  std::string normalize, gate, threshold = "5%", format = "text", out, looks = "sequential", spread = "moderated";
   std::vector<std::string> allow;
   std::uint64_t seed = 20250709;
   int resamples = 0, min_trials = 5;
@@ -91,6 +91,10 @@ int compare_main(int argc, char** argv) {
                  "sequential: verdicts stay valid when asked again after adding launches (default); once: one look "
                  "at a launch count fixed in advance")
       ->check(CLI::IsMember({"once", "sequential"}));
+  app.add_option("--spread", spread,
+                 "the max's per-size bounds: moderated: each size's launch spread shrunk toward the sizes' shared "
+                 "spread (default); per-size: each size's own")
+      ->check(CLI::IsMember({"per-size", "moderated"}));
   app.add_option("--min-trials", min_trials, "trials per side for the table's trial unit and for claims (default 5)")
       ->check(CLI::Range(2, 1000));
   try {
@@ -110,6 +114,7 @@ int compare_main(int argc, char** argv) {
     o.min_trials = min_trials;
     o.alpha = alpha;
     o.looks = *parse_looks(looks);
+    o.spread = *parse_spread(spread);
     for (const auto& a : allow) {
       for (const std::string_view k : split_commas(a))
         if (!k.empty()) o.allow_mismatch.insert(std::string(k));

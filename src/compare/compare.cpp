@@ -95,7 +95,7 @@ Comparison compare_sides(const Side& baseline, const Side& candidate, const Comp
 
   // Analyse each size, summarise across sizes, decide.
   c.rows = analyse(m, o.min_trials, o.alpha, norm.factor);
-  summarise(m, c.rows, SummaryOptions{o.resamples, o.seed}, c.summary, c.warnings);
+  summarise(m, c.rows, SummaryOptions{o.resamples, o.seed, o.spread}, c.summary, c.warnings);
   apply_normalisation(c.summary, norm);
   data_warnings(c, baseline, candidate, o.min_trials, c.warnings);
   decide(c, o, meta, norm);

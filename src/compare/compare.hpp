@@ -15,6 +15,7 @@
 #include "compare/decide.hpp"
 #include "compare/match.hpp"
 #include "compare/metadata.hpp"
+#include "compare/moderated_spread.hpp"
 #include "compare/sequential.hpp"
 #include "compare/trial_stats.hpp"
 
@@ -56,10 +57,13 @@ struct CompareOptions {
   // sequential: verdicts stay valid when asked again after adding launches (sequential.hpp);
   // once: a single look at a launch count fixed in advance.
   Looks looks = Looks::sequential;
+  // The max's per-size spreads: moderated toward the sizes' shared spread, or each size's own
+  // (moderated_spread.hpp).
+  Spread spread = Spread::moderated;
 };
 
 struct SideAtSize {
-  double median_us = 0;  // the pooled median, or the pooled pNN under --statistic pNN
+  double median_us = 0;           // the pooled median, or the pooled pNN under --statistic pNN
   std::optional<Interval> ci_us;  // 95% order-statistic CI of it; absent for summaries or too few samples
   std::size_t samples = 0;
   std::size_t trials = 0;
@@ -139,6 +143,11 @@ struct Summary {
   // The rule every interval and test of the verdict uses: one look, or looks from first_look to
   // kLastLook launches a side (sequential.hpp); the levels above and the intervals include it.
   LookRule looks;
+  // The max's per-size t estimates (their spreads per `spread`, moderated_spread.hpp), one a row,
+  // and the priors they were moderated by; the rows' own intervals stay per size.
+  Spread spread = Spread::moderated;
+  std::vector<TShift> max_shifts;
+  SpreadPrior spread_prior_baseline, spread_prior_candidate, spread_prior_pooled;
   // Drift across launches: one slope common to both sides (an intercept a side) and each side's own
   // trend (with >= 4 trials), false-flag rate kDriftFlagRate in all (docs/compare.md "Drift").
   std::optional<SideTrend> drift;

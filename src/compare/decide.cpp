@@ -79,6 +79,15 @@ std::string looks_note(const LookRule& r, bool gate) {
       r.first_look, r.last_look, std::clamp(r.look, r.first_look, r.last_look), r.per_look(0.025));
 }
 
+// The max's spread rule, appended to its claim reasons as the looks rule is.
+std::string spread_note(const Summary& s) {
+  if (s.spread == Spread::per_size) return "; spread: per-size (each size's bounds from its own launches)";
+  const SpreadPrior& p = s.spread_prior_pooled;
+  return fmt::format(
+      "; spread: moderated (each size's launch spread shrunk toward the sizes' shared spread, prior df {})",
+      std::isinf(p.df) ? std::string("infinite") : fmt::format("{:.3g}", p.df));
+}
+
 void decide_claim_verdict(Comparison& c, const Claim& claim, const MetadataReport& meta, const Normalisation& norm,
                           int min_trials) {
   const auto& s = c.summary.used_normalised();
@@ -165,6 +174,7 @@ void decide(Comparison& c, const CompareOptions& o, const MetadataReport& meta, 
   } else if (o.claim) {
     decide_claim_verdict(c, *o.claim, meta, norm, o.min_trials);
     c.reason += looks_note(c.summary.looks, false);
+    if (c.summary.statistic == Statistic::max) c.reason += spread_note(c.summary);
   } else {
     c.verdict = Verdict::none;
     c.reason = "no claim and no gate: report only";

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "compare/render.hpp"
 #include "core/percentiles.hpp"
 
@@ -93,7 +95,17 @@ nlohmann::json compare_to_json(const compare::Comparison& c) {
                   {"trials", {{"baseline", c.baseline.trials}, {"candidate", c.candidate.trials}}},
                   {"min_trials", c.min_trials},
                   {"ci_method", compare::name(s.ci_method)},
-                  {"looks", compare::name(s.looks.looks)}};
+                  {"looks", compare::name(s.looks.looks)},
+                  {"spread", compare::name(s.spread)}};
+  // The moderated spread's priors (df null when infinite: every size at the shared spread).
+  if (s.spread == compare::Spread::moderated && !s.max_shifts.empty()) {
+    auto prior = [](const compare::SpreadPrior& p) {
+      return json{{"df", std::isinf(p.df) ? json(nullptr) : json(p.df)}, {"variance", p.variance}};
+    };
+    summary["spread_prior"] = {{"baseline", prior(s.spread_prior_baseline)},
+                               {"candidate", prior(s.spread_prior_candidate)},
+                               {"pooled", prior(s.spread_prior_pooled)}};
+  }
   // The sequential rule's boundary: its looks, this comparison's look, and the one-sided levels at it
   // of the 95% and 90% intervals' sides (0.025 and 0.05 with one look).
   summary["boundary"] = s.looks.looks == compare::Looks::once

@@ -172,8 +172,18 @@ void summarise(const Matched& m, const std::vector<RowResult>& rows, const Summa
     s.max_one_look_level90 = crit.per_size_level(0.05);
     s.max_lower_level95 = s.looks.per_look(s.max_one_look_level95);
     s.max_lower_level90 = s.looks.per_look(s.max_one_look_level90);
-    s.max.ci95 = exp_interval(max_interval(shifts, s.max_lower_level95, tail95));
-    s.max.ci90 = exp_interval(max_interval(shifts, s.max_lower_level90, tail90));
+    // The max's per-size bounds use the spread rule's estimates (moderated: each size's variance
+    // shrunk toward the sizes' shared spread); the rows' own intervals stay per size.
+    const ModeratedShifts moderated = moderated_shifts(table, o.spread);
+    s.spread = o.spread;
+    s.spread_prior_baseline = moderated.baseline;
+    s.spread_prior_candidate = moderated.candidate;
+    s.spread_prior_pooled = moderated.pooled;
+    s.max_shifts.clear();
+    for (const auto& t : moderated.sizes)
+      if (t) s.max_shifts.push_back(*t);
+    s.max.ci95 = exp_interval(max_interval(s.max_shifts, s.max_lower_level95, tail95));
+    s.max.ci90 = exp_interval(max_interval(s.max_shifts, s.max_lower_level90, tail90));
   } else {
     warnings.push_back(
         "one trial (launch) on each side: launch-to-launch variation cannot be estimated, so there is no interval "

@@ -18,6 +18,7 @@ inline constexpr double kDriftFlagRate = 0.01;
 struct SummaryOptions {
   int resamples = 10000;  // of the max's simultaneous level
   std::uint64_t seed = 0;
+  Spread spread = Spread::moderated;  // of the max's per-size bounds
 };
 
 // Fills summary.geomean, summary.max (and its simultaneous levels), summary.ci_method, summary.sizes

@@ -31,11 +31,11 @@ std::optional<int> trials_to_decide(const Comparison& c, const Claim& claim, int
   const int have = static_cast<int>(std::min(nb, nc));
   const bool max = s.statistic == Statistic::max;
   if (s.ci_method != CiMethod::t || (!max && !s.geomean.shift)) return std::nullopt;
-  std::vector<TShift> sizes;
   for (const auto& r : c.rows) {
     if (!r.trial_shift) return std::nullopt;
-    sizes.push_back(*r.trial_shift);
   }
+  // The max's per-size estimates as its interval uses them (the spread rule's).
+  const std::vector<TShift>& sizes = s.max_shifts;
   const double f = s.normalization;
   const double ratio = s.used_normalised().ratio;
   auto decisive = [&](int n) {

@@ -82,6 +82,7 @@ Comparison by_hand(Statistic statistic, std::vector<double> ratios, double se) {
     RowResult row;
     row.trial_shift = TShift{std::log(r), se, 8.0};
     c.rows.push_back(row);
+    c.summary.max_shifts.push_back(*row.trial_shift);  // the max's per-size estimates, as given
     best = std::max(best, r);
   }
   c.summary.geomean.shift = TShift{std::log(ratios.front()), se, 8.0};
