@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "backends/host_types.hpp"
 #include "core/message_pattern.hpp"
 #include "core/pattern_check.hpp"
 #include "core/types.hpp"
@@ -13,26 +14,6 @@ namespace {
 // A value the pattern never produces (it stays within [-4, 8]), so a receive that was not written
 // is counted wrong.
 constexpr std::int64_t kPoison = 101;
-
-template <typename F>
-auto with_host_type(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::int8:
-      return f(static_cast<std::int8_t*>(nullptr));
-    case DType::uint8:
-      return f(static_cast<std::uint8_t*>(nullptr));
-    case DType::int32:
-      return f(static_cast<std::int32_t*>(nullptr));
-    case DType::int64:
-      return f(static_cast<std::int64_t*>(nullptr));
-    case DType::float32:
-      return f(static_cast<float*>(nullptr));
-    case DType::float64:
-      return f(static_cast<double*>(nullptr));
-    default:
-      throw BackendError("the host point-to-point check has no element type " + std::string(info(dtype).name));
-  }
-}
 
 pattern::Params typed(const pattern::Params& p, DType dtype) {
   pattern::Params q = p;

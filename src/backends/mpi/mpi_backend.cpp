@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/host_types.hpp"
 #include "core/alltoallv_check.hpp"
 #include "core/error.hpp"
 #include "core/pattern_check.hpp"
@@ -46,25 +47,6 @@ MPI_Op mpi_op(RedOp redop) {
       return MPI_MAX;
     default:
       return MPI_OP_NULL;
-  }
-}
-
-// Calls f with a typed null pointer for the element type, so fill/verify loops are monomorphic.
-template <typename F>
-auto with_type(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::int8:
-      return f(static_cast<std::int8_t*>(nullptr));
-    case DType::uint8:
-      return f(static_cast<std::uint8_t*>(nullptr));
-    case DType::int32:
-      return f(static_cast<std::int32_t*>(nullptr));
-    case DType::int64:
-      return f(static_cast<std::int64_t*>(nullptr));
-    case DType::float32:
-      return f(static_cast<float*>(nullptr));
-    default:
-      return f(static_cast<double*>(nullptr));
   }
 }
 
@@ -160,7 +142,7 @@ void MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
 void MpiBackend::fill(const CaseSpec& c, const pattern::Params& p) {
   const Placement place = placement(c);
   if (c.matrix) mpi_counts(c);
-  with_type(c.dtype, [&](auto* tag) {
+  with_host_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* recv = static_cast<T*>(recv_.data);
     const std::uint64_t recv_span = std::max(c.layout.recv_elements, c.in_place ? c.layout.send_elements : 0);
@@ -305,7 +287,7 @@ const MpiBackend::MpiCounts& MpiBackend::mpi_counts(const CaseSpec& c) {
 
 std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
   const Placement place = placement(c);
-  return with_type(c.dtype, [&](auto* tag) {
+  return with_host_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     if (c.matrix) return pattern::count_wrong_alltoallv(static_cast<const T*>(recv_.data), *c.matrix, p, c.rank);
     if (c.posts_blocks()) {
@@ -330,7 +312,7 @@ std::uint64_t MpiBackend::verify(const CaseSpec& c, const pattern::Params& p) {
 
 void MpiBackend::corrupt_output_for_test(const CaseSpec& c) {
   if (placement(c).output_elements == 0) return;
-  with_type(c.dtype, [&](auto* tag) {
+  with_host_type(c.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* out = static_cast<T*>(recv_.data) + placement(c).output_offset;
     out[0] = static_cast<T>(out[0] + 1);
