@@ -16,7 +16,7 @@ and the pricing is in every launch, the fastest too.
 
 Usage: benchmarks/replay/priced_band.py [--runs N] [--launches K] [--band LO,HI] [--ccbench build/ccbench]
 Prints each launch, one line per run, and the min, median and max; exit 1 when a ratio is outside
-the band (or a command failed), 0 otherwise. tests/e2e/replay/test_replay_priced_band.py runs it."""
+the band (or a command failed), 0 otherwise. (Not in CI: docs/replay.md says why.)"""
 import argparse
 import json
 import os
