@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/output_folders.hpp"
+#include "core/percentiles.hpp"
 #include "core/result.hpp"
 #include "core/types.hpp"
 #include "model/fit.hpp"
@@ -88,6 +89,10 @@ int fit_main(int argc, char** argv) {
       ->check(CLI::Range(1, 3));
   app.add_option("--seed", options.seed, "seed of the resampling");
   app.add_flag("--no-cross-validation", no_cv, "skip the cross-validated error (faster; the file records -1)");
+  std::string percentile_text;
+  app.add_option("--percentile", percentile_text,
+                 "fit a percentile of per-iteration times (e.g. 99: the rows' percentiles_us p99 of "
+                 "`ccbench run --percentiles 99`) instead of the median; the model then answers that statistic only");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -98,14 +103,24 @@ int fit_main(int argc, char** argv) {
   }
   options.cross_validate = !no_cv;
   try {
+    if (!percentile_text.empty()) {
+      const std::vector<double> levels = percentiles::parse_list(percentile_text, "--percentile");
+      if (levels.size() != 1) throw UsageError(fmt::format("--percentile {}: one level, e.g. 99", percentile_text));
+      options.percentile = levels.front();
+    }
     prepare_output_file(out, "-o");  // before fitting: a fit that cannot be saved is not started
     check_inputs(inputs);
     const compare::Side side = compare::load_side("inputs", inputs);
     std::vector<model::Observation> rows;
     for (const auto& f : side.files) {
-      auto obs = model::observations(f);
+      auto obs = model::observations(f, options.percentile);
       rows.insert(rows.end(), obs.begin(), obs.end());
     }
+    if (rows.empty() && options.percentile > 0)
+      throw UsageError(
+          fmt::format("--percentile {}: no collective row of the inputs holds percentiles_us {} (measure "
+                      "with `ccbench run --percentiles {}`)",
+                      percentile_text, percentiles::key(options.percentile), percentile_text));
     const model::Model m = model::fit(rows, options, inputs);
     try {
       write_file_atomically(out, m.to_json().dump(1) + "\n");

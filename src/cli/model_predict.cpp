@@ -13,6 +13,7 @@
 
 #include "cli/model_command.hpp"
 #include "core/error.hpp"
+#include "core/percentiles.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -103,6 +104,7 @@ int predict_main(int argc, char** argv) {
     q.op = *op;
     q.bytes = parse_bytes(bytes_text);
     const model::Model m = model::Model::load(model_path);
+    q.percentile = m.percentile();  // the answer is the statistic the model was fitted on
     const model::Prediction p = m.predict(q);
     if (format == "json") {
       const nlohmann::json j = {{"op", std::string(name(q.op))},
@@ -117,6 +119,7 @@ int predict_main(int argc, char** argv) {
                                 {"busbw_lo_gbps", p.busbw_lo_gbps},
                                 {"busbw_hi_gbps", p.busbw_hi_gbps},
                                 {"band", 0.9},
+                                {"statistic", q.percentile > 0 ? percentiles::key(q.percentile) : "median"},
                                 {"extrapolated", p.extrapolated},
                                 {"from_spec", p.from_spec}};
       std::printf("%s\n", j.dump(1).c_str());
@@ -124,6 +127,7 @@ int predict_main(int argc, char** argv) {
       std::string marks;
       if (p.extrapolated) marks += "  extrapolated";
       if (p.from_spec) marks += "  from spec";
+      if (q.percentile > 0) marks += fmt::format("  {} of per-iteration times", percentiles::key(q.percentile));
       std::printf("%s %s on %d nodes x %d ranks (%s): time %s [%s, %s], busbw %.3g GB/s [%.3g, %.3g] (90%% band)%s\n",
                   std::string(name(q.op)).c_str(), format_bytes(q.bytes).c_str(), q.nodes, p.ranks_per_node,
                   p.profile.c_str(), format_time(p.time_us).c_str(), format_time(p.time_lo_us).c_str(),

@@ -8,12 +8,15 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/bandwidth.hpp"
 #include "core/error.hpp"
+#include "core/percentiles.hpp"
 #include "core/run_metadata.hpp"
 #include "core/sizes.hpp"
 #include "core/types.hpp"
@@ -98,7 +101,29 @@ RunFacts run_facts(const ResultFile& file) {
   return f;
 }
 
-std::vector<Observation> observations(const ResultFile& file) {
+namespace {
+
+// A row's `percentiles_us` level (docs/result-format.md): its value and, when it has one, its 95%
+// interval on log scale as a sigma. nullopt: the row does not carry the level.
+std::optional<std::pair<double, double>> percentile_time(const ResultRow& row, double percent) {
+  const auto all = row.extra.find("percentiles_us");
+  if (all == row.extra.end() || !all->is_object()) return std::nullopt;
+  const auto level = all->find(percentiles::key(percent));
+  if (level == all->end() || !level->is_object()) return std::nullopt;
+  const auto value = level->find("value");
+  if (value == level->end() || !value->is_number()) return std::nullopt;
+  double sigma_log = 0;
+  if (const auto ci = level->find("ci95");
+      ci != level->end() && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() && (*ci)[1].is_number()) {
+    const double lo = (*ci)[0].get<double>(), hi = (*ci)[1].get<double>();
+    if (lo > 0 && hi > lo) sigma_log = (std::log(hi) - std::log(lo)) / (2 * 1.96);
+  }
+  return std::pair{value->get<double>(), sigma_log};
+}
+
+}  // namespace
+
+std::vector<Observation> observations(const ResultFile& file, double percentile) {
   const RunFacts facts = run_facts(file);
   std::vector<Observation> out;
   out.reserve(file.results.size());
@@ -124,15 +149,22 @@ std::vector<Observation> observations(const ResultFile& file) {
     o.nodes = facts.nodes > 0 ? facts.nodes : 1;
     o.ranks_per_node = facts.ranks_per_node > 0 ? facts.ranks_per_node : std::max(1, row.ranks / o.nodes);
     o.bytes = bytes;
-    o.time_us = row.time_us.median;
-    if (!(o.time_us > 0) && !row.samples_us.empty()) {
-      auto s = row.samples_us;
-      std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
-      o.time_us = s[s.size() / 2];
+    if (percentile > 0) {
+      const auto level = percentile_time(row, percentile);
+      if (!level) continue;
+      std::tie(o.time_us, o.sigma_log) = *level;
+      if (!(o.time_us > 0) || !std::isfinite(o.time_us)) continue;
+    } else {
+      o.time_us = row.time_us.median;
+      if (!(o.time_us > 0) && !row.samples_us.empty()) {
+        auto s = row.samples_us;
+        std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
+        o.time_us = s[s.size() / 2];
+      }
+      if (!(o.time_us > 0) || !std::isfinite(o.time_us)) continue;
+      if (row.time_us.ci95_lo > 0 && row.time_us.ci95_hi > row.time_us.ci95_lo)
+        o.sigma_log = (std::log(row.time_us.ci95_hi) - std::log(row.time_us.ci95_lo)) / (2 * 1.96);
     }
-    if (!(o.time_us > 0) || !std::isfinite(o.time_us)) continue;
-    if (row.time_us.ci95_lo > 0 && row.time_us.ci95_hi > row.time_us.ci95_lo)
-      o.sigma_log = (std::log(row.time_us.ci95_hi) - std::log(row.time_us.ci95_lo)) / (2 * 1.96);
     o.spec_gbps = facts.spec_gbps;
     o.file = file.source;
     out.push_back(std::move(o));
@@ -727,12 +759,14 @@ namespace {
 // file of another machine) is refused here, naming it, rather than written into a model file that
 // every later `model predict` refuses.
 void refuse_errors_a_model_cannot_hold(const Group& g, const Observation& first) {
-  const std::pair<const char*, double> errors[] = {
-      {"residual_rms_log", g.resid_rms_log},          {"residual_sigma_log", g.resid_sigma_log},
-      {"cv_leave_one_node_out rms_log", g.cv_node_rms_log}, {"cv_leave_one_node_out sigma_log", g.cv_node_sigma_log},
-      {"cv_leave_one_node_out up_sigma_log", g.cv_node_up_sigma_log},
-      {"cv_leave_one_node_out down_sigma_log", g.cv_node_down_sigma_log},
-      {"cv_held_out_sizes rms_log", g.cv_sizes_rms_log},  {"cv_held_out_sizes sigma_log", g.cv_sizes_sigma_log}};
+  const std::pair<const char*, double> errors[] = {{"residual_rms_log", g.resid_rms_log},
+                                                   {"residual_sigma_log", g.resid_sigma_log},
+                                                   {"cv_leave_one_node_out rms_log", g.cv_node_rms_log},
+                                                   {"cv_leave_one_node_out sigma_log", g.cv_node_sigma_log},
+                                                   {"cv_leave_one_node_out up_sigma_log", g.cv_node_up_sigma_log},
+                                                   {"cv_leave_one_node_out down_sigma_log", g.cv_node_down_sigma_log},
+                                                   {"cv_held_out_sizes rms_log", g.cv_sizes_rms_log},
+                                                   {"cv_held_out_sizes sigma_log", g.cv_sizes_sigma_log}};
   for (const auto& [field, value] : errors) {
     if (!(value <= kMaxLogError)) {
       throw UsageError(fmt::format(
@@ -751,6 +785,7 @@ Model fit(const std::vector<Observation>& rows, const FitOptions& options, const
   for (const auto& o : rows) groups[{o.op, o.profile, o.ranks_per_node}].push_back(&o);
   auto impl = std::make_unique<Model::Impl>();
   impl->refits = options.refits;
+  impl->percentile = options.percentile;
   for (const auto& in : inputs) impl->inputs.push_back(in);
   for (const auto& [key, members] : groups) {
     impl->groups.push_back(fit_group(key, members, options));

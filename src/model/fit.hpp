@@ -78,14 +78,17 @@ struct RunFacts {
 RunFacts run_facts(const ResultFile& file);
 
 // Rows of one result file; rows with fewer than 2 ranks, an op ccbench does not know or concurrent
-// groups (--groups) are skipped.
-std::vector<Observation> observations(const ResultFile& file);
+// groups (--groups) are skipped. `percentile` 0: each row's median time and its CI; else the row's
+// `percentiles_us` level of that percentile (run --percentiles) and its order-statistic CI, rows
+// without the level skipped.
+std::vector<Observation> observations(const ResultFile& file, double percentile = 0);
 
 struct FitOptions {
   int refits = 200;
   int max_regimes = 3;
   std::uint64_t seed = 20261130;
   bool cross_validate = true;
+  double percentile = 0;  // the statistic the observations are (observations()), recorded in the model
 };
 
 // Throws UsageError naming the file and key when a group cannot be fitted (one size only).

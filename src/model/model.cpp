@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_depth.hpp"
+#include "core/percentiles.hpp"
 #include "core/types.hpp"
 #include "model/model_impl.hpp"
 #include "system/instance_profile.hpp"
@@ -284,14 +285,17 @@ json Model::to_json() const {
                         {"cv_held_out_sizes", {{"rms_log", g.cv_sizes_rms_log}, {"sigma_log", g.cv_sizes_sigma_log}}}}},
                       {"refits", refits}});
   }
-  return {{"model_version", kModelVersion},
-          {"generator", "ccbench model fit"},
-          {"time_model",
-           "t = min over regimes of latency_us + step_us * steps(N) + S * busfactor(op, N * ranks_per_node) * "
-           "us_per_byte + S * netfactor(op, N) * us_per_net_byte"},
-          {"refits", impl_->refits},
-          {"inputs", impl_->inputs},
-          {"groups", groups}};
+  json out = {{"model_version", kModelVersion},
+              {"generator", "ccbench model fit"},
+              {"time_model",
+               "t = min over regimes of latency_us + step_us * steps(N) + S * busfactor(op, N * ranks_per_node) * "
+               "us_per_byte + S * netfactor(op, N) * us_per_net_byte"},
+              {"refits", impl_->refits},
+              {"inputs", impl_->inputs},
+              {"groups", groups}};
+  // Absent: a curve of the rows' medians (what every model file before it holds).
+  if (impl_->percentile > 0) out["percentile"] = impl_->percentile;
+  return out;
 }
 
 Model Model::from_json(const json& j, const std::string& where) {
@@ -307,6 +311,12 @@ Model Model::from_json(const json& j, const std::string& where) {
   auto impl = std::make_unique<Impl>();
   if (j.contains("inputs") && j["inputs"].is_array()) impl->inputs = j["inputs"];
   if (j.contains("refits") && j["refits"].is_number_integer()) impl->refits = j["refits"].get<int>();
+  if (j.contains("percentile")) {
+    const json& p = j["percentile"];
+    if (!p.is_number() || !(p.get<double>() > 0) || !(p.get<double>() < 100))
+      bad(where, "percentile", fmt::format("is {}, expected a level strictly between 0 and 100", p.dump()));
+    impl->percentile = p.get<double>();
+  }
   const json& groups = need(j, "groups", where, "");
   if (!groups.is_array()) bad(where, "groups", "must be an array");
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -451,8 +461,27 @@ std::vector<GroupSummary> Model::groups() const {
   return out;
 }
 
+double Model::percentile() const { return impl_->percentile; }
+
+namespace {
+
+std::string statistic_text(double percentile) {
+  return percentile > 0 ? fmt::format("the {}", percentiles::key(percentile)) : std::string("the median");
+}
+
+}  // namespace
+
 Prediction Model::predict(const PredictQuery& q) const {
   if (q.bytes == 0) throw UsageError("--bytes: must be positive");
+  if (q.percentile != impl_->percentile) {
+    throw UsageError(fmt::format(
+        "the model is fitted on {} of a call's time, not {}{}", statistic_text(impl_->percentile),
+        statistic_text(q.percentile),
+        q.percentile > 0
+            ? fmt::format(" (fit one with `ccbench model fit --percentile {}` on runs with --percentiles {})",
+                          q.percentile, q.percentile)
+            : std::string(" (fit one with `ccbench model fit` without --percentile)")));
+  }
   if (q.nodes < 1) throw UsageError("--nodes: must be at least 1");
   std::vector<const Group*> for_op;
   std::set<std::string> op_profiles;

@@ -22,6 +22,10 @@ struct PredictQuery {
   int nodes = 1;
   int ranks_per_node = 0;  // 0: the layout the model was fitted on (the only one, or the most common)
   std::string profile;     // instance type or fabric label; empty: the model's only profile
+  // The statistic of one call's time the answer is: 0 the median (a trial's median, what `model fit`
+  // fits by default), else a percentile of per-iteration times (a model fitted with --percentile P
+  // from runs with --percentiles P). A model answers only its own statistic.
+  double percentile = 0;
 };
 
 struct Prediction {
@@ -60,6 +64,8 @@ class Model {
   Prediction predict(const PredictQuery& query) const;
 
   std::vector<std::string> profiles() const;  // measured profiles, sorted
+  // 0: fitted on the rows' medians; else the percentile of per-iteration times it was fitted on.
+  double percentile() const;
   std::vector<GroupSummary> groups() const;
 
   struct Impl;

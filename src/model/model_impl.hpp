@@ -62,6 +62,7 @@ struct Model::Impl {
   std::vector<Group> groups;
   nlohmann::json inputs = nlohmann::json::array();
   int refits = 0;
+  double percentile = 0;  // 0: the rows' medians; else the level (in percent) of their percentiles_us
 };
 
 struct FitAccess {

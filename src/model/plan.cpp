@@ -47,7 +47,7 @@ Prediction scaled_allreduce(const Pricer& price, PredictQuery q, double share) {
 // without one, an all-to-all in which every rank moves L, i.e. of S' = L x n / (n - 1) (an even
 // all-to-all of S sends (n-1)/n x S off rank), said in the note.
 CallPrice price_routed_exchange(const StepCollective& c, const std::string& profile, const Pricer& price) {
-  const PredictQuery own{to_op(c.op), c.most_loaded_bytes, c.nodes, c.ranks_per_node(), profile};
+  const PredictQuery own{to_op(c.op), c.most_loaded_bytes, c.nodes, c.ranks_per_node(), profile, c.percentile};
   CallPrice out;
   try {
     out.per_call = price(own);
@@ -57,7 +57,7 @@ CallPrice price_routed_exchange(const StepCollective& c, const std::string& prof
     const double n = c.group;
     const auto even = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.most_loaded_bytes) * n / (n - 1)));
     try {
-      out.per_call = price({Op::alltoall, even, c.nodes, c.ranks_per_node(), profile});
+      out.per_call = price({Op::alltoall, even, c.nodes, c.ranks_per_node(), profile, c.percentile});
       out.priced = true;
       out.note = fmt::format(
           "an all-to-all of {} bytes, in which every rank moves the most loaded rank's {} off-rank bytes (no curve for "
@@ -69,6 +69,8 @@ CallPrice price_routed_exchange(const StepCollective& c, const std::string& prof
   }
   return out;
 }
+
+Interval scaled(const Interval& x, double k) { return {k * x.value, k * x.lo, k * x.hi}; }
 
 }  // namespace
 
@@ -83,14 +85,16 @@ CallPrice price_call(const PredictQuery& q, const Pricer& price) {
       out.note = fmt::format("not priced: {}", e.what());
       return out;
     }
-    const std::string as = *share == 0.5 ? std::string("half an all-reduce") : fmt::format("{:.3g} x an all-reduce", *share);
+    const std::string as =
+        *share == 0.5 ? std::string("half an all-reduce") : fmt::format("{:.3g} x an all-reduce", *share);
     try {
       out.per_call = scaled_allreduce(price, q, *share);
       out.priced = true;
       out.note = *share == 0.5 ? std::string("half an all-reduce of the same size (no curve for this op)")
-                               : fmt::format("{} of the same size (a broadcast moves S, an all-reduce 2(n-1)/n x S "
-                                             "on n = {} ranks, at equal bus bandwidth; no curve for this op)",
-                                             as, q.nodes * q.ranks_per_node);
+                               : fmt::format(
+                                     "{} of the same size (a broadcast moves S, an all-reduce 2(n-1)/n x S "
+                                     "on n = {} ranks, at equal bus bandwidth; no curve for this op)",
+                                     as, q.nodes * q.ranks_per_node);
     } catch (const UsageError& fallback) {
       out.note = fmt::format("not priced: {}; nor as {}: {}", e.what(), as, fallback.what());
     }
@@ -125,14 +129,18 @@ nlohmann::json interval_json(const Interval& x) {
 Pricer first_measured(const std::vector<Model>& models) {
   return [&models](const PredictQuery& q) {
     const auto has = [&q](const Model& m, bool on_profile) {
-      return std::ranges::any_of(
-          m.groups(), [&](const GroupSummary& g) { return g.op == q.op && (!on_profile || g.profile == q.profile); });
+      return m.percentile() == q.percentile && std::ranges::any_of(m.groups(), [&](const GroupSummary& g) {
+               return g.op == q.op && (!on_profile || g.profile == q.profile);
+             });
     };
-    // The op measured on the profile; else a model with the op at all (its spec prior); else the
-    // first model, whose error names what is missing.
+    // Among the models of the query's statistic (median or a percentile): the op measured on the
+    // profile; else a model with the op at all (its spec prior); else the first model of that
+    // statistic, or the first model, whose error names what is missing.
     for (const bool on_profile : {true, false})
       for (const auto& m : models)
         if (has(m, on_profile)) return m.predict(q);
+    for (const auto& m : models)
+      if (m.percentile() == q.percentile) return m.predict(q);
     return models.front().predict(q);
   };
 }
@@ -184,19 +192,29 @@ ProfilePlan price_step(const std::vector<StepCollective>& step, const std::strin
       const int ranks_per_node = op == Op::sendrecv ? 0 : c.ranks_per_node();
       const CallPrice p = modelled_by_most_loaded_rank(op)
                               ? price_routed_exchange(c, profile, price)
-                              : price_call({op, c.bytes, c.nodes, ranks_per_node, profile}, price);
+                              : price_call({op, c.bytes, c.nodes, ranks_per_node, profile, c.percentile}, price);
       row.priced = p.priced;
       row.note = p.note;
       row.per_call = p.per_call;
     }
+    auto phase = std::ranges::find(out.phases, c.phase, &PhaseTotal::phase);
+    if (phase == out.phases.end()) {
+      PhaseTotal first;
+      first.phase = c.phase;
+      phase = out.phases.insert(out.phases.end(), first);
+    }
+    ++phase->rows;
     if (row.priced) {
       row.step_us = times(static_cast<double>(c.count), row.per_call);
-      add_interval(out.total_us, row.step_us);
-      if (!c.overlaps) add_interval(out.exposed_us, row.step_us);
+      add_interval(phase->total_us, row.step_us);
+      const Interval per_request = scaled(row.step_us, c.per_request);
+      add_interval(out.total_us, per_request);
+      if (!c.overlaps) add_interval(out.exposed_us, per_request);
       out.extrapolated = out.extrapolated || row.per_call.extrapolated;
       out.from_spec = out.from_spec || row.per_call.from_spec;
     } else {
       ++out.unpriced;
+      ++phase->unpriced;
     }
     out.rows.push_back(std::move(row));
   }
@@ -213,12 +231,27 @@ Migration migrate(const ProfilePlan& from, const ProfilePlan& to) {
     const auto& b = to.rows[i];
     if (!a.priced || !b.priced) continue;
     ++m.rows_compared;
-    add_interval(m.from_total_us, a.step_us);
-    add_interval(m.to_total_us, b.step_us);
+    // A request's total weighs each row by how often its phase recurs (a decode step: per token).
+    const double k = a.step.per_request;
+    add_interval(m.from_total_us, scaled(a.step_us, k));
+    add_interval(m.to_total_us, scaled(b.step_us, k));
     if (!a.step.overlaps) {
-      add_interval(from_exposed, a.step_us);
-      add_interval(to_exposed, b.step_us);
+      add_interval(from_exposed, scaled(a.step_us, k));
+      add_interval(to_exposed, scaled(b.step_us, k));
     }
+    auto phase = std::ranges::find(m.phases, a.step.phase, &PhaseMigration::phase);
+    if (phase == m.phases.end()) {
+      PhaseMigration first;
+      first.phase = a.step.phase;
+      phase = m.phases.insert(m.phases.end(), first);
+    }
+    ++phase->rows_compared;
+    add_interval(phase->from_us, a.step_us);
+    add_interval(phase->to_us, b.step_us);
+  }
+  for (auto& phase : m.phases) {
+    phase.delta_us = interval_difference(phase.from_us, phase.to_us);
+    phase.ratio = interval_ratio(phase.from_us, phase.to_us);
   }
   m.delta_total_us = interval_difference(m.from_total_us, m.to_total_us);
   m.delta_exposed_us = interval_difference(from_exposed, to_exposed);
@@ -276,8 +309,25 @@ nlohmann::json to_json(const Plan& plan) {
                    {"sharding", std::string(name(w.sharding))},
                    {"shard_group", w.shard_group > 0 ? w.shard_group : w.dp},
                    {"bucket_bytes", w.bucket_bytes}};
-  // The `run --moe` spec and seed that measure this routing's dispatch.
+  // The `run --moe` spec and seed that measure this routing's dispatch (a serving workload's: one
+  // decode step's batch per rank).
   if (w.routing) j["workload"]["moe_routing"] = {{"spec", w.routing->text}, {"seed", w.routing_seed}};
+  if (w.serving) {
+    const Serving& s = *w.serving;
+    for (const char* key :
+         {"sequence_length", "micro_batch", "micro_batches", "grad_dtype", "sharding", "shard_group", "bucket_bytes"})
+      j["workload"].erase(key);
+    j["workload"]["serving"] = {
+        {"batch", s.batch},
+        {"prompt_tokens", s.prompt_tokens},
+        {"generated_tokens", s.generated_tokens},
+        {"kv_bytes_per_token", s.kv_bytes_per_token},
+        {"percentile", s.percentile},
+        {"disaggregated", s.disaggregated},
+        {"prefill", {{"batch", s.prefill_batch}, {"tp", s.prefill_tp}, {"pp", s.prefill_pp}, {"ep", s.prefill_ep}}}};
+  }
+  // Phases and statistics appear in a serving plan only: a training plan's document is as before.
+  const bool serving = w.serving.has_value();
   auto& cs = j["collectives"] = nlohmann::json::array();
   for (const auto& c : plan.step) {
     cs.push_back({{"what", c.what},
@@ -291,6 +341,11 @@ nlohmann::json to_json(const Plan& plan) {
     if (c.most_loaded_bytes > 0) {
       cs.back()["most_loaded_bytes"] = c.most_loaded_bytes;
       cs.back()["off_rank_imbalance"] = c.off_rank_imbalance;
+    }
+    if (serving) {
+      cs.back()["phase"] = std::string(name(c.phase));
+      cs.back()["percentile"] = c.percentile;
+      cs.back()["per_request"] = c.per_request;
     }
   }
   auto& ps = j["profiles"] = nlohmann::json::array();
@@ -314,6 +369,14 @@ nlohmann::json to_json(const Plan& plan) {
                   {"extrapolated", p.extrapolated},
                   {"from_spec", p.from_spec},
                   {"rows", std::move(rows)}});
+    if (serving) {
+      auto& phases = ps.back()["phases"] = nlohmann::json::array();
+      for (const auto& t : p.phases)
+        phases.push_back({{"phase", std::string(name(t.phase))},
+                          {"total_us", interval_json(t.total_us)},
+                          {"rows", t.rows},
+                          {"unpriced", t.unpriced}});
+    }
   }
   if (plan.migration) {
     const Migration& m = *plan.migration;
@@ -326,6 +389,16 @@ nlohmann::json to_json(const Plan& plan) {
                       {"delta_exposed_us", interval_json(m.delta_exposed_us)},
                       {"ratio_total", interval_json(m.ratio_total)},
                       {"ratio_exposed", interval_json(m.ratio_exposed)}};
+    if (serving) {
+      auto& phases = j["migration"]["phases"] = nlohmann::json::array();
+      for (const auto& t : m.phases)
+        phases.push_back({{"phase", std::string(name(t.phase))},
+                          {"rows_compared", t.rows_compared},
+                          {"from_us", interval_json(t.from_us)},
+                          {"to_us", interval_json(t.to_us)},
+                          {"delta_us", interval_json(t.delta_us)},
+                          {"ratio", interval_json(t.ratio)}});
+    }
   }
   return j;
 }

@@ -33,14 +33,31 @@ struct PricedCollective {
   Interval step_us;     // count x the per-call time
 };
 
+// A phase's communication: the sum of its priced rows, once (a decode step, not all of a request's).
+struct PhaseTotal {
+  Phase phase = Phase::step;
+  Interval total_us;
+  int rows = 0;
+  int unpriced = 0;
+};
+
 struct ProfilePlan {
   std::string profile;
   std::vector<PricedCollective> rows;  // in the order of step_collectives()
-  Interval total_us;                   // sum over priced rows
-  Interval exposed_us;                 // sum over priced rows that do not overlap compute
+  // Sum over priced rows of their step time x per_request: a training step's communication, or one
+  // serving request's (prefill + KV transfer + generated_tokens x a decode step).
+  Interval total_us;
+  Interval exposed_us;             // the same over priced rows that do not overlap compute
+  std::vector<PhaseTotal> phases;  // in the order the rows first name them
   int unpriced = 0;
   bool extrapolated = false;  // some row was outside the fitted node counts or sizes
   bool from_spec = false;     // some row came from the profile's spec, not a measurement
+};
+
+struct PhaseMigration {
+  Phase phase = Phase::step;
+  int rows_compared = 0;
+  Interval from_us, to_us, delta_us, ratio;  // once per phase, over the rows priced on both
 };
 
 struct Migration {
@@ -49,6 +66,7 @@ struct Migration {
   Interval from_total_us, to_total_us;
   Interval delta_total_us, delta_exposed_us;  // to - from
   Interval ratio_total, ratio_exposed;        // to / from (NaN when from is 0)
+  std::vector<PhaseMigration> phases;
 };
 
 struct Plan {

@@ -43,6 +43,20 @@ std::optional<Sharding> parse_sharding(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view name(Phase phase) {
+  switch (phase) {
+    case Phase::step:
+      return "step";
+    case Phase::prefill:
+      return "prefill";
+    case Phase::kv_transfer:
+      return "kv_transfer";
+    case Phase::decode:
+      return "decode";
+  }
+  return "?";
+}
+
 std::string_view name(StepOp op) {
   switch (op) {
     case StepOp::allreduce:
@@ -179,6 +193,13 @@ class Reader {
     return static_cast<int>(v);
   }
 
+  bool boolean(const YAML::Node& n, const std::string& key) const {
+    const std::string text = scalar(n, key);
+    if (text == "true") return true;
+    if (text == "false") return false;
+    fail(n, fmt::format("{}: '{}' is not true or false", key, text));
+  }
+
   DType dtype(const YAML::Node& n, const std::string& key) const {
     const auto d = parse_dtype(scalar(n, key));
     if (!d) fail(n, fmt::format("{}: unknown dtype '{}' (bf16, fp16, fp32, fp8_e4m3, ...)", key, n.Scalar()));
@@ -188,6 +209,69 @@ class Reader {
  private:
   std::string source_;
 };
+
+// `serving:` (docs/model.md "Planning a serving step"), after `model:` and `parallel:` are read.
+Serving read_serving(const Reader& r, const YAML::Node& s, const Workload& w) {
+  r.only_keys(
+      s, "serving",
+      {"batch", "prompt_tokens", "generated_tokens", "kv_bytes_per_token", "percentile", "disaggregated", "prefill"});
+  Serving out;
+  out.batch = r.integer(r.need(s, "serving", "batch"), "serving.batch", 1);
+  out.prompt_tokens = r.integer(r.need(s, "serving", "prompt_tokens"), "serving.prompt_tokens", 1);
+  out.generated_tokens = r.integer(r.need(s, "serving", "generated_tokens"), "serving.generated_tokens", 1);
+  out.kv_bytes_per_token = r.count(r.need(s, "serving", "kv_bytes_per_token"), "serving.kv_bytes_per_token");
+  if (!(out.kv_bytes_per_token >= 1)) r.fail(s["kv_bytes_per_token"], "serving.kv_bytes_per_token: must be at least 1");
+  if (const YAML::Node p = s["percentile"]) {
+    const std::string text = r.scalar(p, "serving.percentile");
+    if (text == "median") {
+      out.percentile = 0;
+    } else {
+      const double v = r.count(p, "serving.percentile");
+      if (!(v > 0 && v < 100))
+        r.fail(p, fmt::format("serving.percentile: '{}' is not median or a level strictly "
+                              "between 0 and 100 (99, 99.9)",
+                              text));
+      out.percentile = v;
+    }
+  }
+  if (s["disaggregated"]) out.disaggregated = r.boolean(s["disaggregated"], "serving.disaggregated");
+  out.prefill_tp = w.tp;
+  out.prefill_pp = w.pp;
+  out.prefill_ep = w.ep;
+  if (const YAML::Node pre = s["prefill"]) {
+    r.only_keys(pre, "serving.prefill", {"batch", "tp", "pp", "ep"});
+    if (pre["batch"]) out.prefill_batch = r.integer(pre["batch"], "serving.prefill.batch", 1);
+    if (pre["tp"]) out.prefill_tp = r.integer(pre["tp"], "serving.prefill.tp", 1);
+    if (pre["pp"]) out.prefill_pp = r.integer(pre["pp"], "serving.prefill.pp", 1);
+    if (pre["ep"]) out.prefill_ep = r.integer(pre["ep"], "serving.prefill.ep", 1);
+    const YAML::Node at = pre["pp"] ? pre["pp"] : pre;
+    if (w.layers % out.prefill_pp != 0)
+      r.fail(at, fmt::format("serving.prefill.pp: {} does not divide model.layers ({})", out.prefill_pp, w.layers));
+    if (w.moe_layers % out.prefill_pp != 0)
+      r.fail(at, fmt::format("serving.prefill.pp: {} does not divide model.moe.moe_layers ({})", out.prefill_pp,
+                             w.moe_layers));
+    const YAML::Node ep = pre["ep"] ? pre["ep"] : pre;
+    if (out.prefill_ep > 1 && w.experts == 0) r.fail(ep, "serving.prefill.ep: above 1 needs model.moe");
+    if (w.experts > 0 && w.experts % out.prefill_ep != 0)
+      r.fail(ep,
+             fmt::format("serving.prefill.ep: {} does not divide model.moe.experts ({})", out.prefill_ep, w.experts));
+    if (1LL * out.prefill_tp * out.prefill_pp * out.prefill_ep > kMaxRanks)
+      r.fail(pre, fmt::format("serving.prefill: tp x pp x ep is above {} ranks", kMaxRanks));
+  }
+  if (!out.disaggregated && s["prefill"])
+    r.fail(s["prefill"],
+           "serving.prefill: a layout of its own needs serving.disaggregated: true (colocated prefill "
+           "runs on the decode ranks, in their layout)");
+  // Sizes stay far inside 64 bits (as a training step's): at most 2^50 elements in one buffer.
+  const double prefill_elements =
+      static_cast<double>(out.prefill_batch) * out.prompt_tokens * w.hidden * std::max(1, w.top_k);
+  const double decode_elements = static_cast<double>(out.batch) * w.hidden * std::max(1, w.top_k);
+  if (prefill_elements > 0x1p50 || decode_elements > 0x1p50 ||
+      static_cast<double>(out.prompt_tokens) * out.kv_bytes_per_token > 0x1p50) {
+    r.fail(s, "serving: a prefill's, decode step's or KV cache's buffer is above 2^50 elements or bytes");
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -208,7 +292,19 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
   try {
     r.only_keys(root, "",
                 {"name", "model", "dtype", "grad_dtype", "sequence_length", "micro_batch", "micro_batches", "parallel",
-                 "sharding", "shard_group", "bucket", "checkpoint"});
+                 "sharding", "shard_group", "bucket", "checkpoint", "serving"});
+    const YAML::Node serving = root["serving"];
+    if (serving) {
+      // A serving request has no optimizer step, micro-batches or gradients: a key of those is a
+      // training file's, not silently ignored.
+      for (const char* key :
+           {"sequence_length", "micro_batch", "micro_batches", "grad_dtype", "sharding", "shard_group", "bucket"}) {
+        if (root[key])
+          r.fail(root[key], fmt::format("{}: a training key; a serving workload (serving:) gives prompt_tokens, "
+                                        "generated_tokens and batch instead",
+                                        key));
+      }
+    }
     w.name = root["name"] ? r.scalar(root["name"], "name") : std::filesystem::path(source).stem().string();
 
     const YAML::Node model = r.need(root, "", "model");
@@ -241,29 +337,16 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
 
     w.dtype = r.dtype(r.need(root, "", "dtype"), "dtype");
     w.grad_dtype = root["grad_dtype"] ? r.dtype(root["grad_dtype"], "grad_dtype") : w.dtype;
-    w.sequence_length = r.integer(r.need(root, "", "sequence_length"), "sequence_length", 1);
-    w.micro_batch = r.integer(r.need(root, "", "micro_batch"), "micro_batch", 1);
-    if (root["micro_batches"]) w.micro_batches = r.integer(root["micro_batches"], "micro_batches", 1);
-    // Sizes stay far inside 64 bits: an activation (or all-to-all buffer) of at most 2^50 elements.
-    const double elements = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * std::max(1, w.top_k);
-    if (elements > 0x1p50) {
-      r.fail(root["micro_batch"],
-             fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
-                         w.top_k > 0 ? " x model.moe.top_k" : "", elements));
-    }
-
-    if (const YAML::Node routing =
-            model["moe"] && model["moe"]["routing"] ? model["moe"]["routing"] : YAML::Node(YAML::NodeType::Undefined)) {
-      const std::string text = r.scalar(routing, "model.moe.routing");
-      // The router of `run --moe`: its spec text, one micro-batch's tokens per rank.
-      const std::string spec =
-          fmt::format("{},{},{},{},{}", w.experts, w.top_k,
-                      1ULL * static_cast<unsigned>(w.micro_batch) * w.sequence_length, w.hidden, text);
-      try {
-        w.routing = parse_moe_spec(spec);
-      } catch (const UsageError& e) {
-        r.fail(routing,
-               fmt::format("model.moe.routing: '{}' is not uniform, zipf:S or hot:E:FRACTION ({})", text, e.what()));
+    if (!serving) {
+      w.sequence_length = r.integer(r.need(root, "", "sequence_length"), "sequence_length", 1);
+      w.micro_batch = r.integer(r.need(root, "", "micro_batch"), "micro_batch", 1);
+      if (root["micro_batches"]) w.micro_batches = r.integer(root["micro_batches"], "micro_batches", 1);
+      // Sizes stay far inside 64 bits: an activation (or all-to-all buffer) of at most 2^50 elements.
+      const double elements = static_cast<double>(w.micro_batch) * w.sequence_length * w.hidden * std::max(1, w.top_k);
+      if (elements > 0x1p50) {
+        r.fail(root["micro_batch"],
+               fmt::format("micro_batch x sequence_length x model.hidden{} = {:.3g} elements: above 2^50",
+                           w.top_k > 0 ? " x model.moe.top_k" : "", elements));
       }
     }
 
@@ -300,6 +383,23 @@ Workload parse_workload(const std::string& yaml_text, const std::string& source)
     }
     if (w.moe_layers % w.pp != 0) {
       r.fail(par["pp"], fmt::format("parallel.pp: {} does not divide model.moe.moe_layers ({})", w.pp, w.moe_layers));
+    }
+    if (serving) w.serving = read_serving(r, serving, w);
+
+    if (const YAML::Node routing =
+            model["moe"] && model["moe"]["routing"] ? model["moe"]["routing"] : YAML::Node(YAML::NodeType::Undefined)) {
+      const std::string text = r.scalar(routing, "model.moe.routing");
+      // The router of `run --moe`: its spec text, one micro-batch's tokens per rank (a serving
+      // workload: one decode step's batch; its prefill routes its own tokens, step_collectives).
+      const std::uint64_t tokens = w.serving ? static_cast<std::uint64_t>(w.serving->batch)
+                                             : 1ULL * static_cast<unsigned>(w.micro_batch) * w.sequence_length;
+      const std::string spec = fmt::format("{},{},{},{},{}", w.experts, w.top_k, tokens, w.hidden, text);
+      try {
+        w.routing = parse_moe_spec(spec);
+      } catch (const UsageError& e) {
+        r.fail(routing,
+               fmt::format("model.moe.routing: '{}' is not uniform, zipf:S or hot:E:FRACTION ({})", text, e.what()));
+      }
     }
 
     if (root["sharding"]) {
@@ -426,9 +526,101 @@ void data_parallel(const Workload& w, std::vector<StepCollective>& out, const st
   }
 }
 
+// The rows of an expert exchange over `ep` ranks (members `stride` apart), `tokens` tokens per rank:
+// with model.moe.routing the router's dispatch and its transpose, the combine, each `routed_calls`
+// times and priced at the most loaded rank's off-rank bytes; without it an even all-to-all of
+// tokens x top_k x hidden elements, `alltoall_calls` times.
+struct ExpertRows {
+  std::string dispatch, combine, alltoall;
+  std::uint64_t routed_calls = 0, alltoall_calls = 0;
+};
+
+void expert_exchange(const Workload& w, std::vector<StepCollective>& out, std::uint64_t tokens, int ep, int stride,
+                     const ExpertRows& rows) {
+  if (w.experts == 0 || ep <= 1) return;
+  const int nodes = nodes_spanned(ep, stride, w.ranks_per_node);
+  const auto b = info(w.dtype).size_bytes;
+  if (w.routing) {
+    // The router's dispatch over the ep ranks: the same matrix as `run --moe` with this seed.
+    MoeSpec spec = *w.routing;
+    spec.tokens_per_rank = tokens;
+    const MoeRoute route = route_tokens(spec, ep, w.routing_seed);
+    const MatrixLoad load = load_of(dispatch_matrix(route, static_cast<std::uint64_t>(w.hidden), b));
+    const double imbalance = load.mean_off_rank_send_bytes > 0
+                                 ? static_cast<double>(load.most_loaded_off_rank_bytes) / load.mean_off_rank_send_bytes
+                                 : 1.0;
+    // The combine is the dispatch's transpose: the same most loaded rank, the same bytes.
+    for (const auto& [what, op] : {std::pair{rows.dispatch, StepOp::moe_dispatch}, {rows.combine, StepOp::moe_combine}})
+      out.push_back({what, op, to_bytes(load.mean_send_bytes), ep, nodes, rows.routed_calls, false,
+                     load.most_loaded_off_rank_bytes, imbalance});
+  } else {
+    out.push_back({rows.alltoall, StepOp::alltoall,
+                   to_bytes(static_cast<double>(tokens) * w.top_k * w.hidden * static_cast<double>(b)), ep, nodes,
+                   rows.alltoall_calls, false});
+  }
+}
+
+// One forward pass of `tokens` tokens through every layer, as a serving request waits on it: the
+// stages run in turn, so every layer's calls are on its path (not one stage's, as in a training
+// step whose stages overlap), and the activations cross pp - 1 stage boundaries. `stride`: the rank
+// distance between pipeline stages.
+void forward_pass(const Workload& w, std::vector<StepCollective>& out, double tokens, int tp, int pp, int ep,
+                  int stride, const std::string& whose) {
+  const double activation = tokens * w.hidden * static_cast<double>(info(w.dtype).size_bytes);
+  const int R = w.ranks_per_node;
+  if (tp > 1) {
+    out.push_back({fmt::format("tensor-parallel all-reduce of {} activations, 2 per layer", whose), StepOp::allreduce,
+                   to_bytes(activation), tp, nodes_spanned(tp, 1, R), 2ULL * static_cast<std::uint64_t>(w.layers),
+                   false});
+  }
+  const auto moe_layers = static_cast<std::uint64_t>(w.moe_layers);
+  expert_exchange(w, out, static_cast<std::uint64_t>(tokens), ep, tp,
+                  {fmt::format("expert dispatch of {} tokens, per MoE layer", whose),
+                   fmt::format("expert combine of {} tokens, per MoE layer", whose),
+                   fmt::format("expert all-to-all of {} tokens (dispatch + combine), per MoE layer", whose), moe_layers,
+                   2 * moe_layers});
+  if (pp > 1) {
+    out.push_back({fmt::format("pipeline send/recv of {} activations, per stage boundary", whose), StepOp::sendrecv,
+                   to_bytes(activation / tp), 2, nodes_spanned(2, stride, R), static_cast<std::uint64_t>(pp - 1),
+                   false});
+  }
+}
+
+// A serving request (docs/model.md "Planning a serving step"): the prefill of its prompt, the move of
+// its KV cache to the decode ranks when they are others, and one decode step, which recurs once per
+// generated token and is priced at the workload's percentile.
+std::vector<StepCollective> serving_collectives(const Workload& w) {
+  const Serving& s = *w.serving;
+  std::vector<StepCollective> out;
+  auto tag = [&out](std::size_t from, Phase phase, double percentile, double per_request) {
+    for (std::size_t i = from; i < out.size(); ++i) {
+      out[i].phase = phase;
+      out[i].percentile = percentile;
+      out[i].per_request = per_request;
+    }
+  };
+  forward_pass(w, out, static_cast<double>(s.prefill_batch) * s.prompt_tokens, s.prefill_tp, s.prefill_pp, s.prefill_ep,
+               s.prefill_tp * s.prefill_ep, "the prompts'");
+  tag(0, Phase::prefill, 0, 1);
+  if (s.disaggregated) {
+    // Each prefill rank holds the KV of its heads (tp) and its layers (pp) and sends that shard to
+    // the decode rank that serves them; the shards move at once, one pair of ranks each.
+    const std::size_t from = out.size();
+    const double shards = static_cast<double>(s.prefill_tp) * s.prefill_pp;
+    out.push_back({"KV cache of one request, each prefill rank's shard to its decode rank", StepOp::sendrecv,
+                   to_bytes(static_cast<double>(s.prompt_tokens) * s.kv_bytes_per_token / shards), 2, 2, 1, false});
+    tag(from, Phase::kv_transfer, 0, 1);
+  }
+  const std::size_t from = out.size();
+  forward_pass(w, out, s.batch, w.tp, w.pp, w.ep, w.tp * w.dp, "the batch's");
+  tag(from, Phase::decode, s.percentile, s.generated_tokens);
+  return out;
+}
+
 }  // namespace
 
 std::vector<StepCollective> step_collectives(const Workload& w) {
+  if (w.serving) return serving_collectives(w);
   std::vector<StepCollective> out;
   const double b = static_cast<double>(info(w.dtype).size_bytes);
   const auto mb = static_cast<std::uint64_t>(w.micro_batches);
@@ -443,30 +635,14 @@ std::vector<StepCollective> step_collectives(const Workload& w) {
                    to_bytes(activation), w.tp, nodes_spanned(w.tp, 1, R),
                    4ULL * static_cast<std::uint64_t>(stage_layers) * mb, false});
   }
-  if (w.experts > 0 && w.ep > 1 && w.routing) {
-    // The router's dispatch over the ep ranks: the same matrix as `run --moe` with this seed.
-    const MoeRoute route = route_tokens(*w.routing, w.ep, w.routing_seed);
-    const MatrixLoad load =
-        load_of(dispatch_matrix(route, static_cast<std::uint64_t>(w.hidden), info(w.dtype).size_bytes));
-    const double imbalance = load.mean_off_rank_send_bytes > 0
-                                 ? static_cast<double>(load.most_loaded_off_rank_bytes) / load.mean_off_rank_send_bytes
-                                 : 1.0;
-    // The combine is the dispatch's transpose: the same most loaded rank, the same bytes. Each runs
-    // once forward and once backward (the other's gradient), per MoE layer and micro-batch.
-    const auto calls = 2ULL * static_cast<std::uint64_t>(stage_moe_layers) * mb;
-    const int nodes = nodes_spanned(w.ep, w.tp, R);
-    out.push_back({"expert dispatch (forward) and the combine's gradient (backward), per MoE layer",
-                   StepOp::moe_dispatch, to_bytes(load.mean_send_bytes), w.ep, nodes, calls, false,
-                   load.most_loaded_off_rank_bytes, imbalance});
-    out.push_back({"expert combine (forward) and the dispatch's gradient (backward), per MoE layer",
-                   StepOp::moe_combine, to_bytes(load.mean_send_bytes), w.ep, nodes, calls, false,
-                   load.most_loaded_off_rank_bytes, imbalance});
-  } else if (w.experts > 0 && w.ep > 1) {
-    const double tokens = static_cast<double>(w.micro_batch) * w.sequence_length;
-    out.push_back({"expert all-to-all (dispatch + combine, forward and backward), per MoE layer", StepOp::alltoall,
-                   to_bytes(tokens * w.top_k * w.hidden * b), w.ep, nodes_spanned(w.ep, w.tp, R),
-                   4ULL * static_cast<std::uint64_t>(stage_moe_layers) * mb, false});
-  }
+  // Each exchange runs once forward and once backward (the other's gradient), per MoE layer and
+  // micro-batch.
+  const auto moe_calls = static_cast<std::uint64_t>(stage_moe_layers) * mb;
+  expert_exchange(
+      w, out, 1ULL * static_cast<unsigned>(w.micro_batch) * w.sequence_length, w.ep, w.tp,
+      {"expert dispatch (forward) and the combine's gradient (backward), per MoE layer",
+       "expert combine (forward) and the dispatch's gradient (backward), per MoE layer",
+       "expert all-to-all (dispatch + combine, forward and backward), per MoE layer", 2 * moe_calls, 4 * moe_calls});
   if (w.pp > 1) {
     const int stride = w.tp * w.dp;
     out.push_back({"pipeline send/recv of activations and their gradients, per micro-batch", StepOp::sendrecv,

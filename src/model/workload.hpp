@@ -1,5 +1,7 @@
-// A training job's shape (configs/workloads/*.yaml) and the collectives one training step issues.
-// The arithmetic is documented with its formulas in docs/model.md, section "Planning a training step".
+// A job's shape (configs/workloads/*.yaml) and the collectives it issues: one training step, or for
+// a serving workload (`serving:`) one request's prefill, KV-cache transfer and decode step. The
+// arithmetic is documented with its formulas in docs/model.md, sections "Planning a training step"
+// and "Planning a serving step".
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,19 @@ enum class Sharding : std::uint8_t {
 };
 std::string_view name(Sharding s);
 std::optional<Sharding> parse_sharding(std::string_view text);
+
+// A serving workload's request shape and placement (`serving:` keys). `parallel:` is the decode
+// instance's layout (dp: its replicas); the prefill's layout defaults to it.
+struct Serving {
+  int batch = 0;                  // sequences one decode step advances, per decode replica
+  int prompt_tokens = 0;          // tokens of one request's prompt (its prefill)
+  int generated_tokens = 0;       // decode steps one request waits for
+  double kv_bytes_per_token = 0;  // the KV cache one token leaves, all layers together
+  double percentile = 99;         // the decode step's calls priced at this percentile (0: the median)
+  bool disaggregated = false;     // prefill on ranks of its own: the KV cache moves to the decode ranks
+  int prefill_batch = 1;          // prompts prefilled together
+  int prefill_tp = 1, prefill_pp = 1, prefill_ep = 1;
+};
 
 struct Workload {
   std::string name;
@@ -57,6 +72,8 @@ struct Workload {
   // Checkpoint bytes per parameter (`checkpoint.bytes_per_parameter`): bf16 weights (2) plus the fp32
   // master copy, Adam m and v (4 + 4 + 4) by default. Read by `ccbench checkpoint` only.
   double checkpoint_bytes_per_parameter = 14.0;
+  // A serving workload (docs/model.md "Planning a serving step"); absent: a training job.
+  std::optional<Serving> serving;
 
   int nodes() const { return ranks / ranks_per_node; }
 };
@@ -81,6 +98,11 @@ enum class StepOp : std::uint8_t {
 std::string_view name(StepOp op);
 Op to_op(StepOp op);
 
+// What part of the job a collective is on the critical path of: a training step, or a serving
+// request's prefill, KV-cache transfer and each of its decode steps.
+enum class Phase : std::uint8_t { step, prefill, kv_transfer, decode };
+std::string_view name(Phase phase);
+
 // One kind of collective call in a training step, as one rank sees it.
 struct StepCollective {
   std::string what;  // "FSDP all-gather of parameters, per layer" ...
@@ -95,11 +117,15 @@ struct StepCollective {
   // L over the mean off-rank bytes a rank sends (1: even).
   std::uint64_t most_loaded_bytes = 0;
   double off_rank_imbalance = 0;
+  Phase phase = Phase::step;
+  double percentile = 0;   // the statistic its calls are priced at: 0 the median, else that percentile
+  double per_request = 1;  // times the phase recurs in one request (a decode step: generated_tokens)
 
   int ranks_per_node() const { return nodes > 0 ? (group + nodes - 1) / nodes : 0; }
 };
 
-// The collectives of one training step (docs/model.md "Planning a training step").
+// The collectives of one training step (docs/model.md "Planning a training step"), or of a serving
+// workload's prefill, KV transfer and decode step, in that order ("Planning a serving step").
 std::vector<StepCollective> step_collectives(const Workload& w);
 
 // Nodes spanned by the group {i * stride : 0 <= i < size} when ranks fill nodes in order,

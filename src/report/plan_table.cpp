@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_depth.hpp"
+#include "core/percentiles.hpp"
 #include "report/report_common.hpp"
 #include "report/svg_chart.hpp"
 
@@ -46,8 +47,8 @@ struct FieldCheck {
     if (j.contains(key) && !j[key].is_number_unsigned()) fail(at, key, "a whole number of 0 or more", j[key]);
   }
   void integer(const json& j, const std::string& at, const char* key) const {
-    if (j.contains(key) && !(j[key].is_number_integer() && j[key].get<long long>() >= INT_MIN &&
-                             j[key].get<long long>() <= INT_MAX)) {
+    if (j.contains(key) &&
+        !(j[key].is_number_integer() && j[key].get<long long>() >= INT_MIN && j[key].get<long long>() <= INT_MAX)) {
       fail(at, key, "a whole number", j[key]);
     }
   }
@@ -94,6 +95,40 @@ std::string count_text(double v) {
 
 std::string str(const json& j, const char* key) { return j.contains(key) ? json_text(j[key]) : std::string(); }
 
+// A serving plan (docs/model.md "Planning a serving step"): its workload has `serving`.
+const json* serving_of(const json& plan) {
+  const json& s = member(member(plan, "workload"), "serving");
+  return s.is_object() ? &s : nullptr;
+}
+
+std::string statistic_text(double percentile) {
+  return percentile > 0 ? percentiles::key(percentile) : std::string("median");
+}
+
+// A phase's name in the tables: "prefill", "KV transfer", "decode step (p99)".
+std::string phase_label(const std::string& phase, const json& serving) {
+  if (phase == "kv_transfer") return "KV transfer";
+  if (phase == "decode") return fmt::format("decode step ({})", statistic_text(num(serving, "percentile")));
+  return phase;
+}
+
+// The serving request's line of the summary and its layout line.
+void serving_summary(const json& w, const json& s, std::vector<std::string>& lines) {
+  const json& pre = member(s, "prefill");
+  lines.push_back(fmt::format(
+      "{}; a request: {} prompt tokens, {} generated; KV cache {} per token; decode batch {}, its calls at the {}",
+      str(w, "dtype"), str(s, "prompt_tokens"), str(s, "generated_tokens"),
+      human_bytes(static_cast<std::uint64_t>(std::max(0.0, num(s, "kv_bytes_per_token")))), str(s, "batch"),
+      statistic_text(num(s, "percentile"))));
+  lines.push_back(fmt::format("decode: {} ranks = {} nodes x {}; tp {}, pp {}, dp {} (replicas), ep {}",
+                              str(w, "ranks"), str(w, "nodes"), str(w, "ranks_per_node"), str(w, "tp"), str(w, "pp"),
+                              str(w, "dp"), str(w, "ep")));
+  lines.push_back(fmt::format(
+      "prefill: {}, batch {}; tp {}, pp {}, ep {}",
+      member(s, "disaggregated") == json(true) ? "disaggregated (ranks of its own)" : "colocated (on the decode ranks)",
+      str(pre, "batch"), str(pre, "tp"), str(pre, "pp"), str(pre, "ep")));
+}
+
 std::vector<std::string> summary_lines(const json& plan) {
   const json& w = plan["workload"];
   std::vector<std::string> lines;
@@ -108,6 +143,10 @@ std::vector<std::string> summary_lines(const json& plan) {
     }
   }
   lines.push_back(model);
+  if (const json* s = serving_of(plan)) {
+    serving_summary(w, *s, lines);
+    return lines;
+  }
   lines.push_back(fmt::format("{} (gradients {}), sequence {}, micro-batch {} x {} per step", str(w, "dtype"),
                               str(w, "grad_dtype"), str(w, "sequence_length"), str(w, "micro_batch"),
                               str(w, "micro_batches")));
@@ -126,12 +165,25 @@ std::vector<std::string> summary_lines(const json& plan) {
 std::vector<Table> tables(const json& plan) {
   std::vector<Table> out;
   const json& cs = plan["collectives"];
+  const json* serving = serving_of(plan);
   Table step{"Collectives of one step, per rank",
              {"#", "op", "bytes per call", "group", "nodes", "calls per step", "overlaps compute", "what"},
              {},
              {true, false, true, true, true, true, false, false}};
+  if (serving) {
+    step = {"Collectives of one request, per rank (a decode step once: it recurs per generated token)",
+            {"#", "phase", "op", "bytes per call", "group", "nodes", "calls", "priced at", "what"},
+            {},
+            {true, false, false, true, true, true, true, false, false}};
+  }
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const json& c = cs[i];
+    if (serving) {
+      step.rows.push_back({std::to_string(i + 1), phase_label(str(c, "phase"), *serving), str(c, "op"),
+                           human_bytes(c.value("bytes", std::uint64_t{0})), str(c, "group"), str(c, "nodes"),
+                           str(c, "count"), statistic_text(num(c, "percentile")), str(c, "what")});
+      continue;
+    }
     step.rows.push_back({std::to_string(i + 1), str(c, "op"), human_bytes(c.value("bytes", std::uint64_t{0})),
                          str(c, "group"), str(c, "nodes"), str(c, "count"), c.value("overlaps", false) ? "yes" : "no",
                          str(c, "what")});
@@ -139,22 +191,60 @@ std::vector<Table> tables(const json& plan) {
   out.push_back(std::move(step));
 
   const json& ps = plan["profiles"];
-  Table totals{"Communication time per step, ms (90% band)",
-               {"profile", "all collectives", "not overlapped", "notes"},
-               {},
-               {false, true, true, false}};
-  for (const auto& p : ps) {
+  auto notes_of = [](const json& p) {
     std::vector<std::string> notes;
     if (p.value("from_spec", false)) notes.push_back("from spec");
     if (p.value("extrapolated", false)) notes.push_back("extrapolated");
     if (const int n = p.value("unpriced", 0); n > 0) notes.push_back(fmt::format("{} not priced", n));
-    totals.rows.push_back({str(p, "profile"), ms_interval(member(p, "total_us")), ms_interval(member(p, "exposed_us")),
-                           fmt::format("{}", fmt::join(notes, ", "))});
+    return fmt::format("{}", fmt::join(notes, ", "));
+  };
+  if (serving) {
+    // One column per phase (its rows once), then the request: prefill + KV + generated x decode.
+    std::vector<std::string> phases;
+    for (const auto& c : cs)
+      if (const std::string ph = str(c, "phase"); std::ranges::find(phases, ph) == phases.end()) phases.push_back(ph);
+    Table totals{"Communication time per phase and per request, ms (90% band)", {"profile"}, {}, {false}};
+    for (const auto& ph : phases) {
+      totals.header.push_back(phase_label(ph, *serving));
+      totals.right.push_back(true);
+    }
+    totals.header.insert(totals.header.end(),
+                         {fmt::format("per request ({} decode steps)", str(*serving, "generated_tokens")), "notes"});
+    totals.right.insert(totals.right.end(), {true, false});
+    for (const auto& p : ps) {
+      std::vector<std::string> row{str(p, "profile")};
+      for (const auto& ph : phases) {
+        std::string cell = "—";
+        for (const auto& t : member(p, "phases")) {
+          if (str(t, "phase") != ph) continue;
+          const int unpriced = t.value("unpriced", 0), rows = t.value("rows", 0);
+          cell = unpriced >= rows ? std::string("not priced") : ms_interval(member(t, "total_us"));
+          if (unpriced > 0 && unpriced < rows) cell += fmt::format(" ({} not priced)", unpriced);
+        }
+        row.push_back(std::move(cell));
+      }
+      row.push_back(ms_interval(member(p, "total_us")));
+      row.push_back(notes_of(p));
+      totals.rows.push_back(std::move(row));
+    }
+    out.push_back(std::move(totals));
+  } else {
+    Table totals{"Communication time per step, ms (90% band)",
+                 {"profile", "all collectives", "not overlapped", "notes"},
+                 {},
+                 {false, true, true, false}};
+    for (const auto& p : ps) {
+      totals.rows.push_back(
+          {str(p, "profile"), ms_interval(member(p, "total_us")), ms_interval(member(p, "exposed_us")), notes_of(p)});
+    }
+    out.push_back(std::move(totals));
   }
-  out.push_back(std::move(totals));
 
   if (!ps.empty()) {
-    Table per{"Per collective, ms per step (90% band)", {"#"}, {}, {true}};
+    Table per{serving ? "Per collective, ms per phase (90% band)" : "Per collective, ms per step (90% band)",
+              {"#"},
+              {},
+              {true}};
     for (const auto& p : ps) {
       per.header.push_back(str(p, "profile"));
       per.right.push_back(true);
@@ -196,8 +286,20 @@ std::vector<Table> tables(const json& plan) {
               {"", "change, ms per step (90% interval)", "ratio (90% interval)"},
               {},
               {false, true, true}};
-    mig.rows.push_back({"all collectives", ms_interval(member(m, "delta_total_us")), ratio_interval(member(m, "ratio_total"))});
-    mig.rows.push_back({"not overlapped", ms_interval(member(m, "delta_exposed_us")), ratio_interval(member(m, "ratio_exposed"))});
+    if (serving) {
+      mig.header[1] = "change, ms (90% interval)";
+      for (const auto& t : member(m, "phases")) {
+        mig.rows.push_back({phase_label(str(t, "phase"), *serving), ms_interval(member(t, "delta_us")),
+                            ratio_interval(member(t, "ratio"))});
+      }
+      mig.rows.push_back(
+          {"per request", ms_interval(member(m, "delta_total_us")), ratio_interval(member(m, "ratio_total"))});
+    } else {
+      mig.rows.push_back(
+          {"all collectives", ms_interval(member(m, "delta_total_us")), ratio_interval(member(m, "ratio_total"))});
+      mig.rows.push_back(
+          {"not overlapped", ms_interval(member(m, "delta_exposed_us")), ratio_interval(member(m, "ratio_exposed"))});
+    }
     out.push_back(std::move(mig));
   }
   return out;
@@ -294,6 +396,7 @@ void check_plan_document(const json& plan, const std::string& where) {
     check.object(c, at);
     check.unsigned_number(c, at, "bytes");
     check.boolean(c, at, "overlaps");
+    if (c.contains("phase") && !c["phase"].is_string()) check.fail(at, "phase", "a phase name", c["phase"]);
   }
   for (std::size_t i = 0; i < plan["profiles"].size(); ++i) {
     const json& p = plan["profiles"][i];
@@ -306,6 +409,16 @@ void check_plan_document(const json& plan, const std::string& where) {
     check.integer(p, at, "unpriced");
     check.interval(p, at, "total_us");
     check.interval(p, at, "exposed_us");
+    if (p.contains("phases")) {
+      if (!p["phases"].is_array()) check.fail(at, "phases", "an array", p["phases"]);
+      for (std::size_t k = 0; k < p["phases"].size(); ++k) {
+        const std::string phase_at = fmt::format("{}.phases[{}]", at, k);
+        check.object(p["phases"][k], phase_at);
+        check.interval(p["phases"][k], phase_at, "total_us");
+        check.integer(p["phases"][k], phase_at, "rows");
+        check.integer(p["phases"][k], phase_at, "unpriced");
+      }
+    }
     for (std::size_t r = 0; r < n; ++r) {
       const json& row = p["rows"][r];
       const std::string row_at = fmt::format("{}.rows[{}]", at, r);
@@ -320,6 +433,15 @@ void check_plan_document(const json& plan, const std::string& where) {
     check.object(m, "migration");
     for (const char* key : {"delta_total_us", "ratio_total", "delta_exposed_us", "ratio_exposed"}) {
       check.interval(m, "migration", key);
+    }
+    if (m.contains("phases")) {
+      if (!m["phases"].is_array()) check.fail("migration", "phases", "an array", m["phases"]);
+      for (std::size_t k = 0; k < m["phases"].size(); ++k) {
+        const std::string phase_at = fmt::format("migration.phases[{}]", k);
+        check.object(m["phases"][k], phase_at);
+        check.interval(m["phases"][k], phase_at, "delta_us");
+        check.interval(m["phases"][k], phase_at, "ratio");
+      }
     }
   }
 }

@@ -189,7 +189,7 @@ TEST(Workload, NodesSpanned) {
 TEST(WorkloadErrors, UnknownKeyIsNamedWithItsLine) {
   EXPECT_EQ(error_of(dense("{ranks: 8, ranks_per_node: 8, dp: 8}", "shardng: fsdp\n")),
             "w.yaml:5: unknown key 'shardng' (known: name, model, dtype, grad_dtype, sequence_length, micro_batch, "
-            "micro_batches, parallel, sharding, shard_group, bucket, checkpoint)");
+            "micro_batches, parallel, sharding, shard_group, bucket, checkpoint, serving)");
   EXPECT_EQ(error_of(dense("{ranks: 8, ranks_per_node: 8, dp: 8, cp: 2}")),
             "w.yaml:5: unknown key 'parallel.cp' (known: ranks, ranks_per_node, tp, pp, dp, ep)");
 }
