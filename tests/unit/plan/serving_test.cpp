@@ -13,6 +13,7 @@
 #include "model/plan.hpp"
 #include "model/workload.hpp"
 #include "report/plan_table.hpp"
+#include "workload_error.hpp"
 
 namespace ccbench::model {
 namespace {
@@ -25,14 +26,7 @@ const char* const kDisaggregated =
     "serving:\n  batch: 64\n  prompt_tokens: 4096\n  generated_tokens: 512\n  kv_bytes_per_token: 327680\n"
     "  disaggregated: true\n  prefill: {batch: 2, tp: 4, pp: 2}\n";
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_workload(yaml, "w.yaml");
-  } catch (const ParseError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(Serving, DisaggregatedRequestRowsByHand) {
   const Workload w = parse_workload(kDisaggregated, "w.yaml");

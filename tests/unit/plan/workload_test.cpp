@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "workload_error.hpp"
 
 namespace ccbench::model {
 namespace {
@@ -23,14 +24,7 @@ const StepCollective* find(const std::vector<StepCollective>& step, StepOp op) {
   return nullptr;
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_workload(yaml, "w.yaml");
-  } catch (const ParseError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(Workload, Fsdp70bEightWayShardingPerLayer) {
   // 70e9 parameters x 2 bytes (bf16) = 140e9 bytes of weights, and as many of gradients; FSDP wraps
