@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/percentiles.hpp"
+#include "report/report_common.hpp"
 
 namespace ccbench::report {
 
@@ -93,27 +94,84 @@ std::vector<double> percentile_levels(std::span<const ResultRow> rows) {
   return {levels.begin(), levels.end()};
 }
 
-std::string table_header(const std::string& op, int trial, int trials, bool groups,
-                         std::span<const double> percentiles) {
+void TableColumns::include(const ResultRow& row) {
+  if (const auto m = matrix_fields(row)) {
+    matrix = true;
+    matrix_bound = matrix_bound || m->bound_us.has_value();
+  }
+  sendrecv_pattern = sendrecv_pattern || pattern_fields(row).has_value();
+}
+
+namespace {
+
+// The title over a column set's two variants, each `width` characters, as --percentiles has it.
+std::string variant_titles(std::size_t width) {
+  return fmt::format("{:>{}}{:>{}}", "out-of-place", width, "in-place", width);
+}
+
+// A number cell of the extra sets: 2 decimals, or a time as the time column prints it; "-" when
+// the row lacks the field.
+std::string number_cell(const std::optional<double>& value, int width, bool time = false) {
+  return fmt::format(" {:>{}}",
+                     !value ? std::string("-")
+                     : time ? time_text(*value)
+                            : fmt::format("{:.2f}", *value),
+                     width);
+}
+
+// A matrix op's columns of one variant: name line, unit line, or (`row`, null for none) its values.
+// imbal is a ratio, loaded the most loaded rank's GB/s, bound its bytes' time at --link-gbps in us.
+constexpr std::size_t kMatrixWidth = 7 + 10, kBoundWidth = 10;
+std::string matrix_names(bool bound, bool units) {
+  return fmt::format(" {:>6} {:>9}", units ? "" : "imbal", units ? "(GB/s)" : "loaded") +
+         (bound ? fmt::format(" {:>9}", units ? "(us)" : "bound") : std::string());
+}
+std::string matrix_columns(const ResultRow* row, bool bound) {
+  const MatrixFields m = (row != nullptr ? matrix_fields(*row) : std::nullopt).value_or(MatrixFields{});
+  return number_cell(m.imbalance, 6) + number_cell(m.most_loaded_gbps, 9) +
+         (bound ? number_cell(m.bound_us, 9, true) : std::string());
+}
+
+// A patterned sendrecv's columns of one variant: the pattern's aggregate and per-receiver GB/s.
+constexpr std::size_t kPatternWidth = 10 + 10;
+std::string pattern_names(bool units) {
+  return units ? fmt::format(" {:>9} {:>9}", "(GB/s)", "(GB/s)") : fmt::format(" {:>9} {:>9}", "agg", "recv");
+}
+std::string pattern_columns(const ResultRow* row) {
+  const PatternFields p = (row != nullptr ? pattern_fields(*row) : std::nullopt).value_or(PatternFields{});
+  return number_cell(p.aggregate_gbps, 9) + number_cell(p.per_receiver_gbps, 9);
+}
+
+// The name (or unit) line of the sets after nccl-tests' columns, out-of-place then in-place each.
+std::string extra_names(const TableColumns& columns, bool units) {
+  std::string out;
+  if (columns.groups)
+    out += units ? fmt::format(" {:>9} {:>9}", "(GB/s)", "(GB/s)") : fmt::format(" {:>9} {:>9}", "aggbw", "aggbw");
+  out += percentile_header(columns.percentiles, units, 2);
+  if (columns.matrix) out += matrix_names(columns.matrix_bound, units) + matrix_names(columns.matrix_bound, units);
+  if (columns.sendrecv_pattern) out += pattern_names(units) + pattern_names(units);
+  return out;
+}
+
+}  // namespace
+
+std::string table_header(const std::string& op, int trial, int trials, const TableColumns& columns) {
   std::string out =
       trials > 1 ? fmt::format("#\n# {}  (trial {}/{})\n#\n", op, trial + 1, trials) : fmt::format("#\n# {}\n#\n", op);
   out += fmt::format("# {:>62}{:>40}", "out-of-place", "in-place");
-  if (groups) out += fmt::format("{:>22}", "all groups");
-  if (!percentiles.empty()) {
-    const std::size_t width = 17 * percentiles.size();  // one level's time and CI columns
-    out += fmt::format("{:>{}}{:>{}}", "out-of-place", width, "in-place", width);
-  }
+  if (columns.groups) out += fmt::format("{:>22}", "all groups");
+  if (!columns.percentiles.empty()) out += variant_titles(17 * columns.percentiles.size());  // a level: time, CI
+  if (columns.matrix) out += variant_titles(kMatrixWidth + (columns.matrix_bound ? kBoundWidth : 0));
+  if (columns.sendrecv_pattern) out += variant_titles(kPatternWidth);
   out += "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "ci", "time",
                      "algbw", "busbw", "#wrong", "ci");
-  if (groups) out += fmt::format(" {:>9} {:>9}", "aggbw", "aggbw");
-  out += percentile_header(percentiles, false, 2) + "\n";
+  out += extra_names(columns, false) + "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(±%)", "(us)", "(GB/s)",
                      "(GB/s)", "", "(±%)");
-  if (groups) out += fmt::format(" {:>9} {:>9}", "(GB/s)", "(GB/s)");
-  out += percentile_header(percentiles, true, 2) + "\n";
+  out += extra_names(columns, true) + "\n";
   return out;
 }
 
@@ -165,16 +223,18 @@ std::string aggregate_column(const ResultRow* row) {
 
 }  // namespace
 
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups,
-                      std::span<const double> percentiles) {
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, const TableColumns& columns) {
   const ResultRow* any = out_of_place != nullptr ? out_of_place : in_place;
   if (any == nullptr) return "";
   std::string line =
       fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>5}", any->bytes, any->count, any->dtype, any->redop, any->root) +
       variant_columns(out_of_place) + variant_columns(in_place);
-  if (groups) line += aggregate_column(out_of_place) + aggregate_column(in_place);
-  if (!percentiles.empty())
-    line += percentile_columns(out_of_place, percentiles) + percentile_columns(in_place, percentiles);
+  if (columns.groups) line += aggregate_column(out_of_place) + aggregate_column(in_place);
+  if (!columns.percentiles.empty())
+    line += percentile_columns(out_of_place, columns.percentiles) + percentile_columns(in_place, columns.percentiles);
+  if (columns.matrix)
+    line += matrix_columns(out_of_place, columns.matrix_bound) + matrix_columns(in_place, columns.matrix_bound);
+  if (columns.sendrecv_pattern) line += pattern_columns(out_of_place) + pattern_columns(in_place);
   return line + "\n";
 }
 

@@ -12,15 +12,22 @@
 
 namespace ccbench::report {
 
-// Title line and the three header lines, for one op (and trial when there are several). `groups`
-// (a --groups run) adds the aggregate busbw of all groups, out-of-place and in-place, at the end;
-// `percentiles` (levels in percent, a --percentiles run) then adds each level's time and CI,
-// out-of-place and in-place. Without either the table is the one nccl-tests users know.
-std::string table_header(const std::string& op, int trial, int trials, bool groups = false,
-                         std::span<const double> percentiles = {});
+// The column sets a collective table adds after nccl-tests' columns, each out-of-place then
+// in-place, in this order. With none of them on, the table is the one nccl-tests users know.
+struct TableColumns {
+  bool groups = false;              // --groups: the aggregate busbw of all groups
+  std::vector<double> percentiles;  // --percentiles (levels in percent): each level's time and CI
+  bool matrix = false;              // matrix ops (--matrix, --moe): imbalance, most loaded rank's GB/s
+  bool matrix_bound = false;        // ... and its bound at the link rate (--link-gbps)
+  bool sendrecv_pattern = false;    // sendrecv --pattern/--block-bytes: aggregate, per-receiver GB/s
+  // Turns on the sets the row's fields call for (matrix, sendrecv_pattern): a table read back from
+  // a file shows what its rows hold.
+  void include(const ResultRow& row);
+};
+// Title line and the three header lines, for one op (and trial when there are several).
+std::string table_header(const std::string& op, int trial, int trials, const TableColumns& columns = {});
 // One line per size: the out-of-place and in-place results side by side (either may be null).
-std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, bool groups = false,
-                      std::span<const double> percentiles = {});
+std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, const TableColumns& columns = {});
 // The levels (in percent, ascending) of the rows' `percentiles_us`, empty when none has them.
 std::vector<double> percentile_levels(std::span<const ResultRow> rows);
 // ... and of every row of every file.

@@ -1,7 +1,9 @@
 // CSV: one line per result row, every number at full precision, RFC 4180 quoting.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,15 @@ std::string render_csv(const ReportInput& input) {
     const std::string k = percentiles::key(p);
     out += fmt::format(",{}_us,{}_ci95_lo_us,{}_ci95_hi_us", k, k, k);
   }
+  // Matrix ops (--matrix, --moe) and patterned sendrecv: their fields (empty where a row lacks
+  // them), only when some row has them, as the percentile levels.
+  const auto any_row = [&](const auto& has) {
+    return std::ranges::any_of(input.files, [&](const ResultFile& f) { return std::ranges::any_of(f.results, has); });
+  };
+  const bool matrix = any_row([](const ResultRow& r) { return matrix_fields(r).has_value(); });
+  const bool pattern = any_row([](const ResultRow& r) { return pattern_fields(r).has_value(); });
+  if (matrix) out += ",matrix_imbalance,matrix_most_loaded_gbps,matrix_bound_us";
+  if (pattern) out += ",sendrecv_pattern,sendrecv_aggregate_gbps,sendrecv_per_receiver_gbps";
   out += "\r\n";
   const auto labels = display_labels(input.files);
   for (std::size_t f = 0; f < input.files.size(); ++f) {
@@ -90,6 +101,15 @@ std::string render_csv(const ReportInput& input) {
         out += fmt::format(",{},{},{}", level ? exact(level->value_us) : std::string(),
                            ci ? exact(level->ci95_us->first) : std::string(),
                            ci ? exact(level->ci95_us->second) : std::string());
+      }
+      const auto number = [](const std::optional<double>& v) { return v ? exact(*v) : std::string(); };
+      if (matrix) {
+        const MatrixFields m = matrix_fields(r).value_or(MatrixFields{});
+        out += fmt::format(",{},{},{}", number(m.imbalance), number(m.most_loaded_gbps), number(m.bound_us));
+      }
+      if (pattern) {
+        const PatternFields p = pattern_fields(r).value_or(PatternFields{});
+        out += fmt::format(",{},{},{}", field(p.pattern), number(p.aggregate_gbps), number(p.per_receiver_gbps));
       }
       out += "\r\n";
     }

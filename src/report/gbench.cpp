@@ -8,6 +8,7 @@
 // field). bytes_per_second is algbw; busbw and the CI ride along as user counters.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -100,6 +101,20 @@ std::string render_gbench(const ReportInput& input) {
         b[k + "_us"] = level->value_us;
         b[k + "_ci95_us"] =
             level->ci95_us ? json::array({level->ci95_us->first, level->ci95_us->second}) : json(nullptr);
+      }
+      // Matrix ops and patterned sendrecv: their load and rates as user counters, named as the
+      // CSV columns (Google Benchmark's counters are numbers: the pattern's name is in the CSV).
+      const auto counter = [&b](const char* counter_name, const std::optional<double>& v) {
+        if (v) b[counter_name] = *v;
+      };
+      if (const auto m = matrix_fields(r)) {
+        counter("matrix_imbalance", m->imbalance);
+        counter("matrix_most_loaded_gbps", m->most_loaded_gbps);
+        counter("matrix_bound_us", m->bound_us);
+      }
+      if (const auto p = pattern_fields(r)) {
+        counter("sendrecv_aggregate_gbps", p->aggregate_gbps);
+        counter("sendrecv_per_receiver_gbps", p->per_receiver_gbps);
       }
       benchmarks.push_back(std::move(b));
     }

@@ -16,8 +16,8 @@
 #include "report/checkpoint_html.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
-#include "report/percentile_table.hpp"
 #include "report/report_common.hpp"
+#include "report/row_tables.hpp"
 #include "report/svg_chart.hpp"
 
 namespace ccbench::report {
@@ -411,6 +411,21 @@ std::string metadata_section(const std::vector<ResultFile>& files, const std::ve
   return out + "</table>\n</section>\n";
 }
 
+// A table of row fields as a section of its own; nothing when no row has the field.
+std::string row_table_section(const char* id, const char* title, const char* note, const RowTable& table) {
+  if (table.empty()) return "";
+  std::string out = fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"sub\">{}</p>\n<table>\n<tr>", id,
+                                esc(title), esc(note));
+  for (const auto& h : table.header) out += "<th>" + esc(h) + "</th>";
+  out += "</tr>\n";
+  for (const auto& row : table.rows) {
+    out += "<tr>";
+    for (const auto& c : row) out += "<td>" + esc(c) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n</section>\n";
+}
+
 }  // namespace
 
 std::string render_html(const ReportInput& input) {
@@ -450,28 +465,31 @@ std::string render_html(const ReportInput& input) {
     std::string joined;
     for (const auto& p : parts) joined += (joined.empty() ? "" : ", ") + p;
     out += fmt::format(
-        "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {} <span class=\"sub\">({})</span></li>\n",
+        "<li><span class=\"swatch\" style=\"background:{}\"></span><b>{}</b>{} — {} <span "
+        "class=\"sub\">({})</span></li>\n",
         series_color(side_of_file[f]), esc(labels[f]), f < input.baseline_files ? " (baseline)" : "", esc(joined),
         esc(file.source));
-    if (const auto busy = busy_host_note(file.system)) out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
+    if (const auto busy = busy_host_note(file.system))
+      out += "<li class=\"warn\">" + esc(labels[f] + ": " + *busy) + "</li>\n";
   }
   out += "</ul>\n</header>\n";
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);
   for (const auto& op : ops_in_order(input.files))
     if (!is_checkpoint_op(op)) out += op_section(op, sides);
   out += checkpoint_html_section(input.files, labels);
-  if (const PercentileTable pt = percentile_table(input.files, labels); !pt.empty()) {
-    out += "<section id=\"percentiles\">\n<h2>Percentiles of per-iteration times</h2>\n<p class=\"sub\">run "
-           "--percentiles: one op a sample, the slowest rank; 95% order-statistic CIs (docs/method.md).</p>\n<table>\n<tr>";
-    for (const auto& h : pt.header) out += "<th>" + esc(h) + "</th>";
-    out += "</tr>\n";
-    for (const auto& row : pt.rows) {
-      out += "<tr>";
-      for (const auto& c : row) out += "<td>" + esc(c) + "</td>";
-      out += "</tr>\n";
-    }
-    out += "</table>\n</section>\n";
-  }
+  out += row_table_section("percentiles", "Percentiles of per-iteration times",
+                           "run --percentiles: one op a sample, the slowest rank; 95% order-statistic CIs "
+                           "(docs/method.md).",
+                           percentile_table(input.files, labels));
+  out += row_table_section("matrix", "Expert-parallel and uneven all-to-all rows",
+                           "run --matrix, --moe: imbalance = the most loaded rank's bytes / the mean a rank sends; "
+                           "most-loaded GB/s = that rank's off-rank bytes / the median; bound = those bytes at "
+                           "--link-gbps (docs/method.md).",
+                           matrix_table(input.files, labels));
+  out += row_table_section("sendrecv-patterns", "Point-to-point patterns",
+                           "run --ops sendrecv --pattern: aggregate = every message the pattern moves / the median; "
+                           "per-receiver = the most loaded receiver's messages / the median (docs/method.md).",
+                           pattern_table(input.files, labels));
   out += metadata_section(input.files, labels);
   out += model_overlay_html(input) + (input.plan ? plan_html_section(*input.plan) : std::string());
   out +=

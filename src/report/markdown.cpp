@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/host_load_note.hpp"
 #include "core/run_metadata.hpp"
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
-#include "report/percentile_table.hpp"
 #include "report/report_common.hpp"
-#include "core/host_load_note.hpp"
+#include "report/row_tables.hpp"
 
 namespace ccbench::report {
 
@@ -87,6 +87,22 @@ void verdict_section(const nlohmann::json& v, std::string& out) {
   }
 }
 
+// A table of row fields under its heading; nothing when no row has the field.
+void row_table_section(const std::string& title, const RowTable& table, std::string& out) {
+  if (table.empty()) return;
+  out += "### " + title + "\n\n|";
+  for (const auto& h : table.header) out += fmt::format(" {} |", cell(h));
+  out += "\n|";
+  for (const bool numeric : table.numeric) out += numeric ? "---:|" : "---|";
+  out += "\n";
+  for (const auto& row : table.rows) {
+    out += "|";
+    for (const auto& c : row) out += fmt::format(" {} |", cell(c));
+    out += "\n";
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 // The libraries the run's backend measured through (`own`), or the others the run found on the
@@ -129,7 +145,8 @@ std::string render_markdown(const ReportInput& input) {
   }
   out += "\n";
   for (std::size_t f = 0; f < input.files.size(); ++f) {
-    if (const auto busy = busy_host_note(input.files[f].system)) out += "> ⚠ " + cell(labels[f] + ": " + *busy) + "\n\n";
+    if (const auto busy = busy_host_note(input.files[f].system))
+      out += "> ⚠ " + cell(labels[f] + ": " + *busy) + "\n\n";
   }
   if (input.verdict) verdict_section(*input.verdict, out);
 
@@ -187,19 +204,11 @@ std::string render_markdown(const ReportInput& input) {
     }
     out += "\n";
   }
-  if (const PercentileTable pt = percentile_table(input.files, labels); !pt.empty()) {
-    out += "### Percentiles of per-iteration times (run --percentiles)\n\n|";
-    for (const auto& h : pt.header) out += fmt::format(" {} |", cell(h));
-    out += "\n|---|---|---:|---|---:|";  // run, op, size, place, trial
-    for (std::size_t i = 5; i < pt.header.size(); ++i) out += "---:|";
-    out += "\n";
-    for (const auto& row : pt.rows) {
-      out += "|";
-      for (const auto& c : row) out += fmt::format(" {} |", cell(c));
-      out += "\n";
-    }
-    out += "\n";
-  }
+  row_table_section("Percentiles of per-iteration times (run --percentiles)", percentile_table(input.files, labels),
+                    out);
+  row_table_section("Expert-parallel and uneven all-to-all rows (run --matrix, --moe)",
+                    matrix_table(input.files, labels), out);
+  row_table_section("Point-to-point patterns (run --pattern)", pattern_table(input.files, labels), out);
   out += model_overlay_markdown(input) + (input.plan ? plan_markdown(*input.plan) : std::string());
   return out;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -187,6 +188,31 @@ std::string render_prometheus(const ReportInput& input) {
       }
     });
   }
+  // Matrix ops (--matrix, --moe) and patterned sendrecv (--pattern, --block-bytes): their load and
+  // rates, each family only when some row has its field. bound_us stays out: a time would be
+  // seconds here, and the bound is an input (--link-gbps) applied to bytes, not a measurement.
+  const auto gauge = [&](const char* metric, const char* help, const auto& value_of) {
+    bool any = false;
+    for_rows([&](std::size_t, const ResultRow& r) { any = any || value_of(r).has_value(); });
+    if (!any) return;
+    w.family(metric, "gauge", help);
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      if (const std::optional<double> v = value_of(r)) w.sample(metric, row_labels(f, r), *v);
+    });
+  };
+  const auto matrix = [](const ResultRow& r) { return matrix_fields(r).value_or(MatrixFields{}); };
+  const auto pattern = [](const ResultRow& r) { return pattern_fields(r).value_or(PatternFields{}); };
+  gauge("ccbench_matrix_imbalance", "Matrix ops: the most loaded rank's bytes over the mean bytes a rank sends.",
+        [&](const ResultRow& r) { return matrix(r).imbalance; });
+  gauge("ccbench_most_loaded_gbps",
+        "Matrix ops: the rate the most loaded rank's off-rank bytes moved at, GB/s (1e9 bytes/s), from the median.",
+        [&](const ResultRow& r) { return matrix(r).most_loaded_gbps; });
+  gauge("ccbench_sendrecv_aggregate_gbps",
+        "sendrecv patterns: every message the pattern moves over the median time, GB/s (1e9 bytes/s).",
+        [&](const ResultRow& r) { return pattern(r).aggregate_gbps; });
+  gauge("ccbench_sendrecv_per_receiver_gbps",
+        "sendrecv patterns: the most loaded receiver's messages over the median time, GB/s (1e9 bytes/s).",
+        [&](const ResultRow& r) { return pattern(r).per_receiver_gbps; });
   w.family("ccbench_wrong_elements", "gauge", "Elements that failed the data check (0 when correct).");
   for_rows([&](std::size_t f, const ResultRow& r) {
     w.sample("ccbench_wrong_elements", row_labels(f, r), static_cast<double>(r.wrong));

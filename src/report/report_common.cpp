@@ -205,9 +205,10 @@ void flatten_into(const nlohmann::json& value, const std::string& prefix,
       if (!item.contains(k)) continue;
       const auto& v = item[k];
       // Nested arrays of objects (a host's GPUs) summarise to their count.
-      std::string text = v.is_array() && !v.empty() && v[0].is_object() ? fmt::format("{} {}", v.size(), v.size() == 1 ? "entry" : "entries")
-                         : v.is_structured()                            ? v.dump()
-                                                                        : json_text(v);
+      std::string text = v.is_array() && !v.empty() && v[0].is_object()
+                             ? fmt::format("{} {}", v.size(), v.size() == 1 ? "entry" : "entries")
+                         : v.is_structured() ? v.dump()
+                                             : json_text(v);
       if (std::ranges::find(distinct, text) == distinct.end()) distinct.push_back(std::move(text));
     }
     std::string joined;
@@ -325,6 +326,37 @@ std::string human_bytes(std::uint64_t bytes) {
   if (unit == 0) return fmt::format("{} B", bytes);
   if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[unit]);
   return fmt::format("{} {}", sig(v, 3), kUnits[unit]);
+}
+
+namespace {
+
+// The object `key` of a row's extra fields, or null when the row has none (or something else).
+const nlohmann::json* extra_object(const ResultRow& row, const char* key) {
+  const auto it = row.extra.find(key);
+  return it != row.extra.end() && it->is_object() ? &*it : nullptr;
+}
+
+std::optional<double> number_in(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+}  // namespace
+
+std::optional<MatrixFields> matrix_fields(const ResultRow& row) {
+  const nlohmann::json* m = extra_object(row, "matrix");
+  if (m == nullptr) return std::nullopt;
+  return MatrixFields{number_in(*m, "imbalance"), number_in(*m, "most_loaded_gbps"), number_in(*m, "bound_us")};
+}
+
+std::optional<PatternFields> pattern_fields(const ResultRow& row) {
+  const nlohmann::json* p = extra_object(row, "sendrecv_pattern");
+  if (p == nullptr) return std::nullopt;
+  const auto pattern = p->find("pattern");
+  return PatternFields{pattern != p->end() && pattern->is_string() ? pattern->get<std::string>() : std::string(),
+                       number_in(*p, "peer_group"), number_in(*p, "block_bytes"), number_in(*p, "aggregate_gbps"),
+                       number_in(*p, "per_receiver_gbps")};
 }
 
 std::string meta(const ResultFile& file, std::string_view section, std::string_view key) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -80,6 +81,28 @@ std::string exact(double value);
 std::string sig(double value, int digits = 4);
 // Sizes for people: 8 -> "8 B", 1536 -> "1.5 KiB", 1048576 -> "1 MiB".
 std::string human_bytes(std::uint64_t bytes);
+
+// What the renderers show of a matrix op's row field `matrix` (alltoallv --matrix, moe_*;
+// docs/result-format.md). A number the row lacks, or holds as something else, is nullopt: files
+// come from other versions and other hands, and a renderer prints "-" rather than throw.
+struct MatrixFields {
+  std::optional<double> imbalance;         // the most loaded rank's bytes / the mean a rank sends
+  std::optional<double> most_loaded_gbps;  // the rate the most loaded rank's off-rank bytes moved at
+  std::optional<double> bound_us;          // those bytes at the --link-gbps rate (only with it)
+};
+// nullopt when the row has no `matrix` object.
+std::optional<MatrixFields> matrix_fields(const ResultRow& row);
+
+// ... and of a patterned sendrecv row's `sendrecv_pattern` (--pattern, --block-bytes).
+struct PatternFields {
+  std::string pattern;                      // ring, pairwise, many-to-one, one-to-many; "" when absent
+  std::optional<double> peer_group;         // 0 for ring
+  std::optional<double> block_bytes;        // the bytes of one posted block
+  std::optional<double> aggregate_gbps;     // every message the pattern moves / the median
+  std::optional<double> per_receiver_gbps;  // the most loaded receiver's messages / the median
+};
+// nullopt when the row has no `sendrecv_pattern` object.
+std::optional<PatternFields> pattern_fields(const ResultRow& row);
 
 // A value's lookup in a JSON object path ("system", "instance_type"), as text; "" when absent.
 std::string meta(const ResultFile& file, std::string_view section, std::string_view key);

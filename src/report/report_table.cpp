@@ -60,11 +60,21 @@ std::string render_table(const ReportInput& input) {
       return std::pair{std::ranges::find(ops, std::get<0>(k)) - ops.begin(), std::get<4>(k)};
     });
     const int ntrials = static_cast<int>(trials.size());
-    const std::vector<double> levels = percentile_levels(file.results);
+    // --groups and --percentiles columns for every table of the file, as the run printed them; a
+    // matrix op's or a patterned sendrecv's for the tables whose rows hold those fields.
+    TableColumns file_columns;
+    file_columns.groups = grouped;
+    file_columns.percentiles = percentile_levels(file.results);
     for (const auto& key : order) {
       const auto& [op, backend, dtype, redop, trial] = key;
-      out += table_header(op + " (" + backend + ")", trial, ntrials, grouped, levels);
-      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, grouped, levels);
+      TableColumns columns = file_columns;
+      for (const auto& [bytes, pair] : tables[key]) {
+        for (const ResultRow* r : {pair.first, pair.second}) {
+          if (r != nullptr) columns.include(*r);
+        }
+      }
+      out += table_header(op + " (" + backend + ")", trial, ntrials, columns);
+      for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, columns);
     }
     out += "\n";
   }

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include "report/console_table.hpp"
-
 namespace ccbench {
 
 bool show_progress(const RunConfig& config) {
@@ -23,6 +21,27 @@ double progress_weight_of(const Plan& plan, int trials) {
   return per_trial * trials;
 }
 
+// Each op's table columns. A case with a matrix writes the row's `matrix` (with bound_us when
+// --link-gbps is given), one that posts pattern blocks its `sendrecv_pattern` (sweep/engine.cpp):
+// the header, printed before any row, shows the columns its rows will fill.
+std::map<Op, report::TableColumns> columns_of(const Plan& plan, const RunConfig& config) {
+  report::TableColumns common;
+  common.groups = config.groups.kind != groups::Kind::none;
+  common.percentiles = config.percentiles;
+  std::map<Op, report::TableColumns> out;
+  for (const auto& op : plan.ops) {
+    report::TableColumns& columns = out.try_emplace(op.op, common).first->second;
+    for (const auto& size : op.sizes) {
+      for (const auto& c : size.variants) {
+        columns.matrix = columns.matrix || c.matrix != nullptr;
+        columns.matrix_bound = columns.matrix && config.link_gbps > 0;
+        columns.sendrecv_pattern = columns.sendrecv_pattern || c.posts_blocks();
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std::string title_suffix, std::FILE* table,
@@ -34,14 +53,14 @@ ConsoleReporter::ConsoleReporter(const Plan& plan, const RunConfig& config, std:
       table_(table),
       progress_out_(progress),
       show_progress_(show_progress(config)),
-      groups_(config.groups.kind != groups::Kind::none),
       percentiles_(config.percentiles),
+      columns_(columns_of(plan, config)),
       point_to_point_(point_to_point) {}
 
 void ConsoleReporter::on_op_begin(int trial, Op op) {
   const std::string title = std::string(name(op)) + title_suffix_;
   std::fputs((point_to_point_ ? report::p2p_table_header(title, trial, trials_, percentiles_)
-                              : report::table_header(title, trial, trials_, groups_, percentiles_))
+                              : report::table_header(title, trial, trials_, columns_[op]))
                  .c_str(),
              table_);
   std::fflush(table_);
@@ -53,7 +72,7 @@ void ConsoleReporter::on_result(const ResultRow& row) {
   std::fflush(progress_out_);
 }
 
-void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
+void ConsoleReporter::on_size_done(int, Op op, std::span<const ResultRow> rows) {
   if (point_to_point_) {
     for (const auto& row : rows) std::fputs(report::p2p_table_row(row, percentiles_).c_str(), table_);
     std::fflush(table_);
@@ -62,7 +81,7 @@ void ConsoleReporter::on_size_done(int, Op, std::span<const ResultRow> rows) {
   const ResultRow* out_of_place = nullptr;
   const ResultRow* in_place = nullptr;
   for (const auto& row : rows) (row.in_place ? in_place : out_of_place) = &row;
-  std::fputs(report::table_row(out_of_place, in_place, groups_, percentiles_).c_str(), table_);
+  std::fputs(report::table_row(out_of_place, in_place, columns_[op]).c_str(), table_);
   std::fflush(table_);
 }
 

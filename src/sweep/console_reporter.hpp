@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "report/console_table.hpp"
 #include "report/progress_line.hpp"
 #include "sweep/engine.hpp"
 
@@ -31,8 +33,10 @@ class ConsoleReporter final : public SweepObserver {
   std::FILE* table_;
   std::FILE* progress_out_;
   bool show_progress_ = false;
-  bool groups_ = false;              // --groups: the aggregate busbw columns
   std::vector<double> percentiles_;  // --percentiles: each level's columns
+  // Per op, the column sets after nccl-tests' (--groups, --percentiles, a matrix op's, a patterned
+  // sendrecv's): decided from the plan before the op's first row, as `report` decides them from rows.
+  std::map<Op, report::TableColumns> columns_;
   bool point_to_point_ = false;
 };
 
