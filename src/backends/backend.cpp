@@ -17,6 +17,11 @@ std::uint64_t Backend::recv_bytes_needed(const CaseSpec& c) const {
   return elements * info(c.dtype).size_bytes;
 }
 
+proof::ProofResult Backend::prove_path(const proof::RequiredPath& required, int /*rails*/, bool /*final_window*/) {
+  throw BackendError(std::string(name()) + " has no evidence of its own for --require-path " +
+                     proof::to_string(required));
+}
+
 std::optional<std::string> matrix_unsupported(const CaseSpec& c, std::uint64_t max_count) {
   const std::string op(name(c.op));
   if (!c.matrix) return op + " needs its per-peer counts: ccbench run --matrix FILE.csv or --moe SPEC";

@@ -14,6 +14,7 @@
 
 #include "core/bandwidth.hpp"
 #include "core/buffer_registration.hpp"
+#include "core/path_proof.hpp"
 #include "core/pattern.hpp"
 #include "core/sendrecv_pattern.hpp"
 #include "core/traffic_matrix.hpp"
@@ -129,6 +130,16 @@ class Backend {
   // backends that gather from every node, e.g. EFA traffic counters); what rank 0 returns is
   // merged into the result file beside metadata(). Default: nothing to add.
   virtual nlohmann::json final_metadata() { return nlohmann::json::object(); }
+
+  // --require-path (docs/path-proof.md): the paths this backend's own evidence proves (NCCL's
+  // transports and EFA counters, the libfabric provider opened). Empty: the session proves the
+  // path from the hosts' interface and EFA counters against the bytes the sweep moved.
+  virtual std::vector<proof::PathKind> provable_paths() const { return {}; }
+  // Collective (every rank calls it): this backend's verdict on `required` for what it carried since
+  // allocate() (`final_window`: the run is over, so undecided becomes failed). `rails`: the least
+  // number of devices per node that must have carried traffic (0 = no such rule). Called only for a
+  // kind provable_paths() lists.
+  virtual proof::ProofResult prove_path(const proof::RequiredPath& required, int rails, bool final_window);
 };
 
 // Why a matrix op (alltoallv, moe_*) cannot run, or nullopt: no matrix given, in place, or a

@@ -12,6 +12,8 @@ inline constexpr int data_check_failed = 1;
 inline constexpr int usage = 2;
 inline constexpr int timeout = 3;
 inline constexpr int peer_failed = 4;
+// run, replay, congestion, fabric: --require-path was not proven (docs/path-proof.md); rows kept.
+inline constexpr int path_not_proven = 6;
 }  // namespace exit_code
 
 // Bad flag, config, file or environment detected before measuring: exit 2.
