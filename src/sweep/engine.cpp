@@ -100,6 +100,7 @@ SweepTotals Engine::run() {
         for (const CaseSpec& c : size.variants) {
           ResultRow row = measure(trial, c);
           if (!channel_.is_root()) continue;
+          for (SweepCheck* check : checks_) check->annotate(row);
           totals.wrong += row.wrong;
           totals.ci_met += row.ci_target_met ? 1 : 0;
           ++totals.results;
@@ -107,6 +108,14 @@ SweepTotals Engine::run() {
           rows.push_back(std::move(row));
         }
         if (channel_.is_root()) observer_.on_size_done(trial, op.op, rows);
+        for (SweepCheck* check : checks_) {
+          watchdog_.arm(Phase::finish);
+          if (auto stop = check->after_size(trial, op.op, rows)) {
+            totals.stop = std::move(stop);
+            watchdog_.disarm();
+            return totals;
+          }
+        }
       }
     }
   }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "core/groups.hpp"
@@ -37,10 +39,29 @@ struct EngineGroups {
   int nodes_per_group = 1;  // the most hosts any group spans (recorded in each row)
 };
 
+// Why a check ended the sweep early: the exit code and the one line that says why.
+struct SweepStop {
+  int exit_code = 0;
+  std::string message;
+};
+
+// Looks at the sweep after each size, on every rank (collective), and may end it early: the
+// --require-path probe (sweep/path_probe), --stop-below. Injected, as the observer is.
+class SweepCheck {
+ public:
+  virtual ~SweepCheck() = default;
+  // Rank 0, before the row goes to the observers (a field of the check's in the row).
+  virtual void annotate(ResultRow& /*row*/) {}
+  // Every rank, after all variants of a size: nullopt to go on. `rows` are rank 0's (empty
+  // elsewhere); the answer must be the same on every rank.
+  virtual std::optional<SweepStop> after_size(int trial, Op op, std::span<const ResultRow> rows) = 0;
+};
+
 struct SweepTotals {
   std::uint64_t wrong = 0;
   std::size_t results = 0;
   std::size_t ci_met = 0;
+  std::optional<SweepStop> stop;  // a check ended the sweep before the plan's end
 };
 
 // A matrix op's row fields (extra "matrix"; docs/result-format.md): its source, imbalance, off-rank
@@ -56,6 +77,8 @@ class Engine {
 
   // Measure concurrent groups (docs/method.md "Concurrent groups"): call before run().
   void set_groups(const EngineGroups& groups) { groups_ = groups; }
+  // Checks run after each size, in the order added (call before run()).
+  void add_check(SweepCheck& check) { checks_.push_back(&check); }
 
   SweepTotals run();
 
@@ -71,6 +94,7 @@ class Engine {
   Watchdog& watchdog_;
   SweepObserver& observer_;
   EngineGroups groups_;
+  std::vector<SweepCheck*> checks_;
   int corrupt_rank_ = -1;  // CCBENCH_TEST_CORRUPT_RANK: test-only hook, see docs/method.md
 };
 

@@ -101,6 +101,18 @@ void ResultWriter::merge_system(const nlohmann::json& extra) {
   file_.system.update(extra);
 }
 
+void ResultWriter::merge_fabric(const nlohmann::json& extra) {
+  if (!extra.is_object()) return;
+  std::lock_guard lock(mutex_);
+  if (!file_.fabric.is_object()) file_.fabric = nlohmann::json::object();
+  file_.fabric.update(extra);
+}
+
+void ResultWriter::mark_rows(const std::string& key, const nlohmann::json& value) {
+  std::lock_guard lock(mutex_);
+  for (ResultRow& row : file_.results) row.extra[key] = value;
+}
+
 nlohmann::json ResultWriter::system() {
   std::lock_guard lock(mutex_);
   return file_.system;

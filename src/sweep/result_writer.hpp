@@ -44,6 +44,10 @@ class ResultWriter {
   void merge_software(const nlohmann::json& extra);
   // Adds keys under "system" (host_load at the end of a run).
   void merge_system(const nlohmann::json& extra);
+  // Adds keys under "fabric" (fabric.proof, docs/path-proof.md).
+  void merge_fabric(const nlohmann::json& extra);
+  // Sets `key` in every row written so far (a failed path proof marks the rows it invalidates).
+  void mark_rows(const std::string& key, const nlohmann::json& value);
   nlohmann::json system();
   std::size_t result_count();
   const std::filesystem::path& path() const { return path_; }

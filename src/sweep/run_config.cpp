@@ -63,6 +63,8 @@ nlohmann::json to_json(const RunConfig& c) {
   };
   // Only when given, so a run without matrix ops records what it always did.
   if (!c.matrix_path.empty()) out["matrix"] = c.matrix_path;
+  if (c.require_path) out["require_path"] = proof::to_string(*c.require_path);
+  if (c.require_rails > 0) out["require_rails"] = c.require_rails;
   if (!c.moe.empty()) out["moe"] = c.moe;
   if (c.sendrecv_pattern != SendRecvPattern::ring || c.block_bytes > 0) {
     out["pattern"] = name(c.sendrecv_pattern);

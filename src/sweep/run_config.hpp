@@ -9,6 +9,7 @@
 
 #include "core/buffer_registration.hpp"
 #include "core/groups.hpp"
+#include "core/path_proof.hpp"
 #include "core/sampling.hpp"
 #include "core/sendrecv_pattern.hpp"
 #include "core/sizes.hpp"
@@ -65,6 +66,10 @@ struct RunConfig {
   std::string fabric_path;
   std::string fabric_generation;
   double link_gbps = 0;
+  // --require-path / --require-rails (docs/path-proof.md): the path the bytes must be proven to take,
+  // and the least EFA devices per node that must carry traffic (0 = no rule).
+  std::optional<proof::RequiredPath> require_path;
+  int require_rails = 0;
   // Backend options (NCCL).
   std::string nccl_path;
   int graph_launches = 0;

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/host_load_note.hpp"
 #include "sweep/console_reporter.hpp"
+#include "sweep/path_probe.hpp"
 #include "sweep/peer_table.hpp"
 #include "sweep/result_writer.hpp"
 #include "sweep/watchdog.hpp"
@@ -93,6 +94,8 @@ std::string RunSession::set_up(std::unique_ptr<Backend>& backend, Plan& plan, co
     try {
       // With --groups every case is one group's: its size and this rank's rank within it.
       plan = make_plan(config_, *backend, layout.ranks_per_group, layout.rank_in_group(channel_.rank()));
+      // What this backend can prove is the same answer on every rank.
+      if (config_.require_path) PathProbe::check_provable(*config_.require_path, config_.require_rails, *backend);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -146,6 +149,13 @@ int RunSession::run() {
   if (std::string error = check_memory(*backend, plan); !error.empty()) return usage_error(error);
 
   const PeerTable peers = PeerTable::exchange(channel_);
+  // --require-path: the probe counts every op the backend launches (docs/path-proof.md).
+  std::unique_ptr<PathProbe> probe;
+  if (config_.require_path) {
+    probe = std::make_unique<PathProbe>(channel_, *config_.require_path, config_.require_rails, *backend,
+                                        peers.hostnames(), layout);
+    backend = std::make_unique<CountingBackend>(std::move(backend), *probe);
+  }
   ResultFile header = hooks_.describe(channel_, *backend, plan);
   EngineGroups engine_groups{&layout, group_channel.get(), 1};
   if (layout.grouped() && channel_.is_root()) {
@@ -176,7 +186,7 @@ int RunSession::run() {
     if (layout.grouped()) std::fputs(describe_groups(header.config["groups"]).c_str(), stdout);
   }
   ending_.setup_done();  // measure() has its own watchdog, whose ending saves what finished
-  const int exit = measure(*backend, plan, peers, writer.get(), engine_groups);
+  const int exit = measure(*backend, plan, peers, writer.get(), engine_groups, probe.get());
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;
 }
@@ -184,7 +194,7 @@ int RunSession::run() {
 // The sweep and its end: the engine with the observers, peak memory and the backend's final
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
 int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
-                        const EngineGroups& groups) {
+                        const EngineGroups& groups, PathProbe* probe) {
   ending_.set_peers(&peers);
   ending_.set_backend(&backend);
   ending_.add_writer(writer);
@@ -197,6 +207,12 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
     // Was something else running on this host? Rank 0 samples its host before and after (docs/host-load.md).
     system::HostLoadSnapshot load_at_start;
     if (channel_.is_root()) load_at_start = system::sample_host_load();
+    if (probe != nullptr) {
+      watchdog.arm(Phase::setup);
+      probe->start();
+    }
+    std::optional<PathProofCheck> proof_check;
+    if (probe != nullptr) proof_check.emplace(*probe);
     SweepTotals totals;
     if (channel_.is_root()) {
       std::unique_ptr<SweepObserver> console =
@@ -204,14 +220,27 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
       RecordingObserver output(*writer, *console);
       Engine engine(config_, plan, backend, channel_, watchdog, output);
       engine.set_groups(groups);
+      if (proof_check) engine.add_check(*proof_check);
       totals = engine.run();
     } else {
       SweepObserver quiet;
       Engine engine(config_, plan, backend, channel_, watchdog, quiet);
       engine.set_groups(groups);
-      engine.run();
+      if (proof_check) engine.add_check(*proof_check);
+      totals = engine.run();
     }
     watchdog.arm(Phase::finish);
+    if (probe != nullptr && !totals.stop) {
+      // Again over the whole run: a path proven at the probe that changed later fails here.
+      const proof::ProofResult run_proof = probe->check(true);
+      if (run_proof.verdict != proof::Verdict::proven) {
+        totals.stop = SweepStop{exit_code::path_not_proven, run_proof.message};
+      }
+    }
+    if (probe != nullptr && channel_.is_root()) {
+      writer->merge_fabric({{"proof", probe->to_json()}});
+      if (!totals.stop) std::printf("# path: %s\n", probe->check(false).message.c_str());
+    }
     const double peak_rss = channel_.max_all(peak_rss_bytes());
     const nlohmann::json final_metadata = backend.final_metadata();  // collective
     watchdog.disarm();
@@ -239,10 +268,19 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
                        const nlohmann::json& final_metadata) {
   writer.set_peak_rss_bytes(static_cast<std::uint64_t>(peak_rss));
   writer.merge_software(final_metadata);
-  const int exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
+  int exit = totals.wrong > 0 ? exit_code::data_check_failed : exit_code::ok;
   std::optional<std::string> error;
   if (totals.wrong > 0) error = fmt::format("data check failed: {} wrong {}", totals.wrong, hooks_.wrong_unit);
-  const bool saved = writer.finish("complete", exit, error);
+  std::string status = "complete";
+  if (totals.stop) {
+    // A check ended the sweep (a path not proven): the rows are kept, and marked when the proof
+    // failed, since their numbers are not the fabric's the run names.
+    if (exit == exit_code::ok) exit = totals.stop->exit_code;
+    if (!error) error = totals.stop->message;
+    status = "failed";
+    if (totals.stop->exit_code == exit_code::path_not_proven) writer.mark_rows("path_proof", "failed");
+  }
+  const bool saved = writer.finish(status, exit, error);
   std::printf(
       "# %zu results, %zu met the CI target (±%.1f%%), %llu wrong %s; peak memory %.1f MiB per rank (buffers %.1f "
       "MiB)\n",
@@ -255,7 +293,7 @@ int RunSession::finish(ResultWriter& writer, const Plan& plan, const SweepTotals
   if (const auto busy = busy_host_note(writer.system())) std::printf("# %s\n", busy->c_str());
   if (!config_.json_path.empty() && saved) std::printf("# result file: %s\n", config_.json_path.c_str());
   if (config_.json_path.empty()) std::printf("# no result file written (-J PATH writes one)\n");
-  if (totals.wrong > 0) std::fprintf(stderr, "%s: %s\n", ending_.command().c_str(), error->c_str());
+  if (totals.wrong > 0 || totals.stop) std::fprintf(stderr, "%s: %s\n", ending_.command().c_str(), error->c_str());
   if (!config_.json_path.empty() && !saved && writer.result_count() > 0) {
     // Measured but not saved where asked (exit 5 unless the data check already failed).
     if (const auto kept = writer.fallback_path(); !kept.empty()) {

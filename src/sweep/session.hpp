@@ -31,6 +31,8 @@
 
 namespace ccbench {
 
+class PathProbe;  // sweep/path_probe.hpp
+
 struct SessionHooks {
   std::string wrong_unit = "elements";  // "wrong elements" / "wrong bytes" in the summary
   // Whether the watchdog's -T covers allocate() (fabric: it exchanges RMA keys with the peer and
@@ -65,7 +67,7 @@ class RunSession {
   std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan, const groups::Layout& layout);
   std::string check_memory(const Backend& backend, const Plan& plan);
   int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
-              const EngineGroups& groups);
+              const EngineGroups& groups, PathProbe* probe);
   int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
              const nlohmann::json& final_metadata);
 

@@ -36,6 +36,13 @@ void add_shared_flags(CLI::App& app, RunConfig& config, SharedFlagText& text, st
       fmt::format("seconds one {} may take before the run aborts (exit 3); 0 = no watchdog, at most {:.0f}", unit,
                   kMaxTimeoutS))
       ->default_str(text.timeout);
+  app.add_option("--require-path", text.require_path,
+                 fmt::format("fail closed (exit 6) unless the bytes are proven to take this path: {} "
+                             "(docs/path-proof.md)",
+                             proof::kRequirePathValues));
+  app.add_option("--require-rails", config.require_rails,
+                 "with --require-path efa: fail unless at least this many EFA devices per node carried traffic")
+      ->default_val(config.require_rails);
   app.add_option("--progress", config.progress, "auto | always | never (a line on stderr per size)")
       ->default_str(config.progress);
 }
@@ -52,6 +59,13 @@ void apply_shared_flags(RunConfig& config, const SharedFlagText& text) {
   config.max_time_per_size_s = parse_max_time_per_size_flag(text.max_time_per_size);
   config.timeout_s = parse_timeout_flag(text.timeout);
   apply_sampling_options(config, text.iters, text.target_ci, text.check);
+  if (!text.require_path.empty()) config.require_path = proof::parse_required_path(text.require_path);
+  if (config.require_rails < 0 || config.require_rails > 1024) {
+    throw UsageError(fmt::format("--require-rails: expected 0..1024 devices per node, got {}", config.require_rails));
+  }
+  if (config.require_rails > 0 && (!config.require_path || config.require_path->kind != proof::PathKind::efa)) {
+    throw UsageError("--require-rails: needs --require-path efa (rails are EFA devices)");
+  }
   if (config.progress != "auto" && config.progress != "always" && config.progress != "never") {
     throw UsageError("--progress: expected auto, always or never, got '" + config.progress + "'");
   }

@@ -26,6 +26,7 @@ struct SharedFlagText {
   std::string check = "1";
   std::string timeout = "300";
   std::string max_time_per_size = "1";
+  std::string require_path;  // "" = none
 };
 
 // Adds the shared flags to `app`, bound to `config` (values parsed by CLI11) and `text` (values
