@@ -262,7 +262,7 @@ ProofResult judge_counters(const RequiredPath& required, std::span<const HostTra
           "--require-path {}: host {}: {} received {} while the sweep needed at least {} to arrive from other hosts "
           "({}): the ranks moved their bytes some other way{} (counted: {})",
           what, h.host, device_word, human_bytes(rx), human_bytes(h.off_host_rx_bytes), share_text(share),
-          required.kind == PathKind::efa ? " (not EFA: sockets or another NIC)" : " (shared memory or loopback)",
+          required.kind == PathKind::efa ? " (not EFA: sockets or another NIC)" : " (shared memory, loopback, or an RDMA device the kernel does not count)",
           device_list(h));
       return out;
     }

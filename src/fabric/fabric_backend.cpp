@@ -312,6 +312,35 @@ nlohmann::json FabricBackend::metadata() const {
   return {{"fabric", {{"path", core_provider(provider_)}, {"provider", provider_}}}};
 }
 
+std::vector<proof::PathKind> FabricBackend::provable_paths() const {
+  return {proof::PathKind::efa, proof::PathKind::tcp, proof::PathKind::shm, proof::PathKind::net};
+}
+
+proof::ProofResult FabricBackend::prove_path(const proof::RequiredPath& required, int /*rails*/,
+                                             bool /*final_window*/) {
+  const std::string core = core_provider(provider_);
+  proof::ProofResult out;
+  out.source = "libfabric provider";
+  out.carried_by = core;
+  out.evidence = {{"provider", provider_}, {"core_provider", core}};
+  bool proven = false;
+  switch (required.kind) {
+    case proof::PathKind::efa: proven = core == "efa"; break;
+    case proof::PathKind::tcp: proven = core == "tcp" || core == "sockets"; break;
+    case proof::PathKind::shm: proven = core == "shm"; break;
+    case proof::PathKind::net: proven = core != "shm" && !core.empty(); break;
+    case proof::PathKind::nvlink: proven = false; break;
+  }
+  // The provider says nothing of which interface carried the bytes.
+  if (!required.interface.empty()) proven = false;
+  out.verdict = proven ? proof::Verdict::proven : proof::Verdict::failed;
+  out.message = proven ? fmt::format("{} proven: the endpoint opened provider {}", proof::to_string(required), provider_)
+                       : fmt::format("--require-path {}: the endpoint opened provider {} (core {}){}",
+                                     proof::to_string(required), provider_, core,
+                                     required.interface.empty() ? "" : ", which names no interface");
+  return out;
+}
+
 bool FabricBackend::receives(Op op) const {
   switch (op) {
     case Op::fabric_pingpong:

@@ -79,6 +79,9 @@ class FabricBackend final : public Backend {
   std::uint64_t verify(const CaseSpec& c, const pattern::Params& p) override;
   void corrupt_output_for_test(const CaseSpec& c) override;
   nlohmann::json metadata() const override;
+  // --require-path: the provider of the endpoint this backend opened is the evidence.
+  std::vector<proof::PathKind> provable_paths() const override;
+  proof::ProofResult prove_path(const proof::RequiredPath& required, int rails, bool final_window) override;
 
  private:
   struct Region {

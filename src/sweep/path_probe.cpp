@@ -78,12 +78,27 @@ PathProbe::PathProbe(ControlChannel& channel, proof::RequiredPath required, int 
 void PathProbe::check_provable(const proof::RequiredPath& required, int rails, const Backend& backend) {
   const auto kinds = backend.provable_paths();
   const std::string what = proof::to_string(required);
+  // Rails are EFA devices per node that carried traffic: only a backend that reads every node's EFA
+  // counters can count them, and none does yet.
+  if (rails > 0) {
+    throw UsageError(fmt::format(
+        "--require-rails {}: the {} backend does not count EFA rails (docs/path-proof.md, \"Not yet\")", rails,
+        backend.name()));
+  }
   if (!kinds.empty()) {
     if (std::ranges::find(kinds, required.kind) == kinds.end()) {
       throw UsageError(fmt::format("--require-path {}: the {} backend can prove {}", what, backend.name(),
                                    kinds_text(kinds)));
     }
     return;
+  }
+  // GPU bytes (NVLink, GPUDirect RDMA) never reach the kernel's interface counters: the NCCL
+  // backend proves its path from its own transports, or not at all.
+  if (backend.name() == "nccl") {
+    throw UsageError(fmt::format(
+        "--require-path {}: the nccl backend cannot prove its path yet (NCCL's transports and EFA counters are not "
+        "read for it: docs/path-proof.md, \"Not yet\")",
+        what));
   }
   // The hosts' counters prove what crossed (or did not cross) a NIC: not NVLink.
   if (required.kind == proof::PathKind::nvlink) {
@@ -97,9 +112,6 @@ void PathProbe::check_provable(const proof::RequiredPath& required, int rails, c
         "--require-path efa: the {} backend cannot prove efa yet (only --backend nccl reads NCCL's transports and the "
         "EFA counters); it can prove net, net:IFACE, tcp, shm",
         backend.name()));
-  }
-  if (rails > 0) {
-    throw UsageError(fmt::format("--require-rails {}: needs --require-path efa on --backend nccl", rails));
   }
 }
 

@@ -86,8 +86,9 @@ class PathProbe {
 // A backend that counts every op it launches for the probe and forwards everything else.
 class CountingBackend final : public Backend {
  public:
-  CountingBackend(std::unique_ptr<Backend> inner, PathProbe& probe) : inner_(std::move(inner)), probe_(probe) {}
-  Backend& inner() { return *inner_; }
+  // `inner` outlives this wrapper; the command's hooks keep seeing `inner` (fabric casts it to its
+  // own type), the engine sees the wrapper.
+  CountingBackend(Backend& inner, PathProbe& probe) : inner_(&inner), probe_(probe) {}
 
   std::string_view name() const override { return inner_->name(); }
   std::string_view clock() const override { return inner_->clock(); }
@@ -122,7 +123,7 @@ class CountingBackend final : public Backend {
   }
 
  private:
-  std::unique_ptr<Backend> inner_;
+  Backend* inner_;
   PathProbe& probe_;
 };
 

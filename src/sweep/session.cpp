@@ -151,10 +151,11 @@ int RunSession::run() {
   const PeerTable peers = PeerTable::exchange(channel_);
   // --require-path: the probe counts every op the backend launches (docs/path-proof.md).
   std::unique_ptr<PathProbe> probe;
+  std::unique_ptr<CountingBackend> counting;
   if (config_.require_path) {
     probe = std::make_unique<PathProbe>(channel_, *config_.require_path, config_.require_rails, *backend,
                                         peers.hostnames(), layout);
-    backend = std::make_unique<CountingBackend>(std::move(backend), *probe);
+    counting = std::make_unique<CountingBackend>(*backend, *probe);
   }
   ResultFile header = hooks_.describe(channel_, *backend, plan);
   EngineGroups engine_groups{&layout, group_channel.get(), 1};
@@ -186,14 +187,16 @@ int RunSession::run() {
     if (layout.grouped()) std::fputs(describe_groups(header.config["groups"]).c_str(), stdout);
   }
   ending_.setup_done();  // measure() has its own watchdog, whose ending saves what finished
-  const int exit = measure(*backend, plan, peers, writer.get(), engine_groups, probe.get());
+  Backend& measured = counting ? static_cast<Backend&>(*counting) : *backend;
+  const int exit = measure(measured, *backend, plan, peers, writer.get(), engine_groups, probe.get());
+  counting.reset();
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;
 }
 
 // The sweep and its end: the engine with the observers, peak memory and the backend's final
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
-int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
+int RunSession::measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
                         const EngineGroups& groups, PathProbe* probe) {
   ending_.set_peers(&peers);
   ending_.set_backend(&backend);
@@ -216,7 +219,7 @@ int RunSession::measure(Backend& backend, const Plan& plan, const PeerTable& pee
     SweepTotals totals;
     if (channel_.is_root()) {
       std::unique_ptr<SweepObserver> console =
-          hooks_.observer ? hooks_.observer(plan, backend) : std::make_unique<ConsoleReporter>(plan, config_);
+          hooks_.observer ? hooks_.observer(plan, own) : std::make_unique<ConsoleReporter>(plan, config_);
       RecordingObserver output(*writer, *console);
       Engine engine(config_, plan, backend, channel_, watchdog, output);
       engine.set_groups(groups);

@@ -66,7 +66,9 @@ class RunSession {
  private:
   std::string set_up(std::unique_ptr<Backend>& backend, Plan& plan, const groups::Layout& layout);
   std::string check_memory(const Backend& backend, const Plan& plan);
-  int measure(Backend& backend, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
+  // `backend` is what the engine drives (the probe's counting wrapper with --require-path), `own`
+  // the command's backend as its hooks know it.
+  int measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
               const EngineGroups& groups, PathProbe* probe);
   int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
              const nlohmann::json& final_metadata);

@@ -72,7 +72,8 @@ TEST(PathProof, NetFailsNamingTheHostWhoseDevicesStayedQuiet) {
   EXPECT_EQ(r.host, "h1");
   EXPECT_EQ(r.message,
             "--require-path net: host h1: its devices received 1000 B while the sweep needed at least 64.0 MiB to "
-            "arrive from other hosts (0%): the ranks moved their bytes some other way (shared memory or loopback) "
+            "arrive from other hosts (0%): the ranks moved their bytes some other way (shared memory, loopback, or an RDMA device the kernel "
+            "does not count) "
             "(counted: mgmt0 1000 B, veth0 0 B)");
 }
 
