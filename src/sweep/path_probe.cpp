@@ -119,11 +119,10 @@ std::vector<proof::DeviceBytes> PathProbe::read_devices() const {
   return source_.network ? source_.network() : std::vector<proof::DeviceBytes>();
 }
 
-void PathProbe::start() {
-  if (backend_proves_) return;  // the backend keeps its own baseline (allocate)
+// Collective: every rank's counters; on rank 0 each host's, as its first rank read them.
+std::vector<std::vector<proof::DeviceBytes>> PathProbe::gather_counters() const {
   const auto all = channel_.gather_to_root(encode_sample(this_hostname(), read_devices()));
-  if (!channel_.is_root()) return;
-  baseline_.assign(hosts_.size(), {});
+  std::vector<std::vector<proof::DeviceBytes>> per_host(hosts_.size());
   std::vector<bool> seen(hosts_.size(), false);
   for (const std::string& sample : all) {
     const std::size_t nl = sample.find('\n');
@@ -132,8 +131,14 @@ void PathProbe::start() {
     const auto h = static_cast<std::size_t>(at - hosts_.begin());
     if (seen[h]) continue;
     seen[h] = true;
-    baseline_[h] = system::decode_devices(nl == std::string::npos ? "" : std::string_view(sample).substr(nl + 1));
+    per_host[h] = system::decode_devices(nl == std::string::npos ? "" : std::string_view(sample).substr(nl + 1));
   }
+  return per_host;
+}
+
+void PathProbe::start() {
+  if (backend_proves_) return;  // the backend keeps its own baseline (allocate)
+  baseline_ = gather_counters();
 }
 
 // The bytes one op of `c` brings into each host: from other hosts (peer_rx false) or from any
@@ -224,21 +229,13 @@ void PathProbe::count(const CaseSpec& c, std::uint64_t ops) {
 }
 
 proof::ProofResult PathProbe::check_counters(bool final_window) {
-  const auto all = channel_.gather_to_root(encode_sample(this_hostname(), read_devices()));
+  const auto now = gather_counters();
   proof::ProofResult result;
   if (channel_.is_root()) {
     std::vector<proof::HostTraffic> traffic(hosts_.size());
-    std::vector<bool> seen(hosts_.size(), false);
-    for (const std::string& sample : all) {
-      const std::size_t nl = sample.find('\n');
-      const auto at = std::ranges::find(hosts_, sample.substr(0, nl));
-      if (at == hosts_.end()) continue;
-      const auto h = static_cast<std::size_t>(at - hosts_.begin());
-      if (seen[h]) continue;
-      seen[h] = true;
-      const auto now = system::decode_devices(nl == std::string::npos ? "" : std::string_view(sample).substr(nl + 1));
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
       traffic[h].host = hosts_[h];
-      traffic[h].devices = system::counter_delta(h < baseline_.size() ? baseline_[h] : decltype(now)(), now);
+      traffic[h].devices = system::counter_delta(h < baseline_.size() ? baseline_[h] : now[h], now[h]);
       traffic[h].off_host_rx_bytes = off_host_rx_[h];
       traffic[h].peer_rx_bytes = peer_rx_[h];
     }

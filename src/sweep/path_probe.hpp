@@ -59,6 +59,7 @@ class PathProbe {
  private:
   std::vector<std::uint64_t> needed_per_host(const CaseSpec& c, bool peer_rx) const;
   std::vector<proof::DeviceBytes> read_devices() const;
+  std::vector<std::vector<proof::DeviceBytes>> gather_counters() const;
   proof::ProofResult check_counters(bool final_window);
 
   ControlChannel& channel_;
