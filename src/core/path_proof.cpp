@@ -27,7 +27,6 @@ std::string human_bytes(std::uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, units[u]);
 }
 
-
 std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
   std::uint64_t out = 0;
   return __builtin_add_overflow(a, b, &out) ? kMax : out;
@@ -84,20 +83,28 @@ nlohmann::json host_json(const HostTraffic& host, const RequiredPath& required) 
 
 std::string_view name(PathKind kind) {
   switch (kind) {
-    case PathKind::efa: return "efa";
-    case PathKind::nvlink: return "nvlink";
-    case PathKind::net: return "net";
-    case PathKind::shm: return "shm";
-    case PathKind::tcp: return "tcp";
+    case PathKind::efa:
+      return "efa";
+    case PathKind::nvlink:
+      return "nvlink";
+    case PathKind::net:
+      return "net";
+    case PathKind::shm:
+      return "shm";
+    case PathKind::tcp:
+      return "tcp";
   }
   return "net";
 }
 
 std::string_view name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::proven: return "proven";
-    case Verdict::failed: return "failed";
-    case Verdict::undecided: return "undecided";
+    case Verdict::proven:
+      return "proven";
+    case Verdict::failed:
+      return "failed";
+    case Verdict::undecided:
+      return "undecided";
   }
   return "undecided";
 }
@@ -122,8 +129,8 @@ RequiredPath parse_required_path(std::string_view text) {
   if (colon != std::string_view::npos) {
     const std::string_view iface = text.substr(colon + 1);
     // An interface name as the kernel takes it: 1-15 characters, no '/', no blank.
-    const bool valid = !iface.empty() && iface.size() <= 15 &&
-                       iface.find_first_of("/ \t:") == std::string_view::npos && iface != "." && iface != "..";
+    const bool valid = !iface.empty() && iface.size() <= 15 && iface.find_first_of("/ \t:") == std::string_view::npos &&
+                       iface != "." && iface != "..";
     if (out.kind != PathKind::net && out.kind != PathKind::tcp) {
       throw UsageError(fmt::format("--require-path {}: only net and tcp take an interface (net:IFACE)", text));
     }
@@ -165,15 +172,21 @@ std::uint64_t needed_rx_bytes(const OpBytes& op, std::span<const int> unit_of_ra
       // Every output element depends on inputs outside the unit: at least one element's worth of
       // them must arrive for each, whatever the algorithm (reduced on the way or not).
       return s;
-    case Op::broadcast: return in_unit(root) ? 0 : s;
-    case Op::reduce: return in_unit(root) ? s : 0;
-    case Op::allgather: return mul_sat(block, outside);
+    case Op::broadcast:
+      return in_unit(root) ? 0 : s;
+    case Op::reduce:
+      return in_unit(root) ? s : 0;
+    case Op::allgather:
+      return mul_sat(block, outside);
     case Op::reduce_scatter:
       // Each of the unit's output blocks depends on outside inputs (reducible on the way).
       return mul_sat(block, static_cast<std::uint64_t>(inside));
-    case Op::alltoall: return mul_sat(mul_sat(block, outside), static_cast<std::uint64_t>(inside));
-    case Op::gather: return in_unit(root) ? mul_sat(block, outside) : 0;
-    case Op::scatter: return in_unit(root) ? 0 : mul_sat(block, static_cast<std::uint64_t>(inside));
+    case Op::alltoall:
+      return mul_sat(mul_sat(block, outside), static_cast<std::uint64_t>(inside));
+    case Op::gather:
+      return in_unit(root) ? mul_sat(block, outside) : 0;
+    case Op::scatter:
+      return in_unit(root) ? 0 : mul_sat(block, static_cast<std::uint64_t>(inside));
     case Op::sendrecv: {
       // nccl-tests' ring: rank r receives S from r - 1.
       std::uint64_t total = 0;
@@ -182,7 +195,8 @@ std::uint64_t needed_rx_bytes(const OpBytes& op, std::span<const int> unit_of_ra
       }
       return total;
     }
-    default: return 0;  // an op whose per-peer bytes come in recv_from, or not a collective
+    default:
+      return 0;  // an op whose per-peer bytes come in recv_from, or not a collective
   }
 }
 
@@ -262,7 +276,8 @@ ProofResult judge_counters(const RequiredPath& required, std::span<const HostTra
           "--require-path {}: host {}: {} received {} while the sweep needed at least {} to arrive from other hosts "
           "({}): the ranks moved their bytes some other way{} (counted: {})",
           what, h.host, device_word, human_bytes(rx), human_bytes(h.off_host_rx_bytes), share_text(share),
-          required.kind == PathKind::efa ? " (not EFA: sockets or another NIC)" : " (shared memory, loopback, or an RDMA device the kernel does not count)",
+          required.kind == PathKind::efa ? " (not EFA: sockets or another NIC)"
+                                         : " (shared memory, loopback, or an RDMA device the kernel does not count)",
           device_list(h));
       return out;
     }
@@ -272,9 +287,9 @@ ProofResult judge_counters(const RequiredPath& required, std::span<const HostTra
   if (decided) {
     out.verdict = Verdict::proven;
     out.carried_by = std::string(name(required.kind));
-    out.message = fmt::format("{} proven: every host's {} received at least {} of its off-host bytes", what,
-                              required.interface.empty() ? "devices" : required.interface,
-                              share_text(std::min(least, 1.0)));
+    out.message =
+        fmt::format("{} proven: every host's {} received at least {} of its off-host bytes", what,
+                    required.interface.empty() ? "devices" : required.interface, share_text(std::min(least, 1.0)));
     return out;
   }
   out.verdict = final_window ? Verdict::failed : Verdict::undecided;
@@ -286,11 +301,12 @@ ProofResult judge_counters(const RequiredPath& required, std::span<const HostTra
 }
 
 nlohmann::json to_json(const ProofResult& result) {
-  nlohmann::json out = {{"verdict", name(result.verdict)},
-                        {"source", result.source},
-                        {"carried_by", result.carried_by.empty() ? nlohmann::json() : nlohmann::json(result.carried_by)},
-                        {"message", result.message},
-                        {"evidence", result.evidence}};
+  nlohmann::json out = {
+      {"verdict", name(result.verdict)},
+      {"source", result.source},
+      {"carried_by", result.carried_by.empty() ? nlohmann::json() : nlohmann::json(result.carried_by)},
+      {"message", result.message},
+      {"evidence", result.evidence}};
   if (!result.host.empty()) out["host"] = result.host;
   out["explained"] = result.explained ? nlohmann::json(*result.explained) : nlohmann::json();
   return out;

@@ -325,19 +325,29 @@ proof::ProofResult FabricBackend::prove_path(const proof::RequiredPath& required
   out.evidence = {{"provider", provider_}, {"core_provider", core}};
   bool proven = false;
   switch (required.kind) {
-    case proof::PathKind::efa: proven = core == "efa"; break;
-    case proof::PathKind::tcp: proven = core == "tcp" || core == "sockets"; break;
-    case proof::PathKind::shm: proven = core == "shm"; break;
-    case proof::PathKind::net: proven = core != "shm" && !core.empty(); break;
-    case proof::PathKind::nvlink: proven = false; break;
+    case proof::PathKind::efa:
+      proven = core == "efa";
+      break;
+    case proof::PathKind::tcp:
+      proven = core == "tcp" || core == "sockets";
+      break;
+    case proof::PathKind::shm:
+      proven = core == "shm";
+      break;
+    case proof::PathKind::net:
+      proven = core != "shm" && !core.empty();
+      break;
+    case proof::PathKind::nvlink:
+      proven = false;
+      break;
   }
   // The provider says nothing of which interface carried the bytes.
   if (!required.interface.empty()) proven = false;
   out.verdict = proven ? proof::Verdict::proven : proof::Verdict::failed;
-  out.message = proven ? fmt::format("{} proven: the endpoint opened provider {}", proof::to_string(required), provider_)
-                       : fmt::format("--require-path {}: the endpoint opened provider {} (core {}){}",
-                                     proof::to_string(required), provider_, core,
-                                     required.interface.empty() ? "" : ", which names no interface");
+  out.message =
+      proven ? fmt::format("{} proven: the endpoint opened provider {}", proof::to_string(required), provider_)
+             : fmt::format("--require-path {}: the endpoint opened provider {} (core {}){}", proof::to_string(required),
+                           provider_, core, required.interface.empty() ? "" : ", which names no interface");
   return out;
 }
 

@@ -81,12 +81,7 @@ nlohmann::json matrix_row_json(const MatrixCase& matrix, double median_us, doubl
 
 Engine::Engine(const RunConfig& config, const Plan& plan, Backend& backend, ControlChannel& channel, Watchdog& watchdog,
                SweepObserver& observer)
-    : config_(config),
-      plan_(plan),
-      backend_(backend),
-      channel_(channel),
-      watchdog_(watchdog),
-      observer_(observer) {
+    : config_(config), plan_(plan), backend_(backend), channel_(channel), watchdog_(watchdog), observer_(observer) {
   if (const char* hook = std::getenv("CCBENCH_TEST_CORRUPT_RANK")) corrupt_rank_ = std::atoi(hook);
 }
 

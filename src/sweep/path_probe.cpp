@@ -81,14 +81,14 @@ void PathProbe::check_provable(const proof::RequiredPath& required, int rails, c
   // Rails are EFA devices per node that carried traffic: only a backend that reads every node's EFA
   // counters can count them, and none does yet.
   if (rails > 0) {
-    throw UsageError(fmt::format(
-        "--require-rails {}: the {} backend does not count EFA rails (docs/path-proof.md, \"Not yet\")", rails,
-        backend.name()));
+    throw UsageError(
+        fmt::format("--require-rails {}: the {} backend does not count EFA rails (docs/path-proof.md, \"Not yet\")",
+                    rails, backend.name()));
   }
   if (!kinds.empty()) {
     if (std::ranges::find(kinds, required.kind) == kinds.end()) {
-      throw UsageError(fmt::format("--require-path {}: the {} backend can prove {}", what, backend.name(),
-                                   kinds_text(kinds)));
+      throw UsageError(
+          fmt::format("--require-path {}: the {} backend can prove {}", what, backend.name(), kinds_text(kinds)));
     }
     return;
   }
@@ -157,7 +157,8 @@ std::vector<std::uint64_t> PathProbe::needed_per_host(const CaseSpec& c, bool pe
     std::vector<int> unit_of_rank(members.size());
     for (std::size_t i = 0; i < members.size(); ++i) {
       const int world = members[i];
-      const int host = world < static_cast<int>(host_of_rank_.size()) ? host_of_rank_[static_cast<std::size_t>(world)] : 0;
+      const int host =
+          world < static_cast<int>(host_of_rank_.size()) ? host_of_rank_[static_cast<std::size_t>(world)] : 0;
       // peer_rx: every rank its own unit, numbered after the hosts, so "outside" is any other rank.
       unit_of_rank[i] = peer_rx ? static_cast<int>(hosts_.size()) + world : host;
     }

@@ -7,11 +7,11 @@
 // already measured are kept and marked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -70,8 +70,8 @@ class PathProbe {
   groups::Layout layout_;
   DeviceCounterSource source_;
   proof::CounterRule rule_;
-  std::vector<std::string> hosts_;  // distinct, in rank order of first appearance (rank 0)
-  std::vector<int> host_of_rank_;   // world rank -> index into hosts_ (rank 0)
+  std::vector<std::string> hosts_;                         // distinct, in rank order of first appearance (rank 0)
+  std::vector<int> host_of_rank_;                          // world rank -> index into hosts_ (rank 0)
   std::vector<std::vector<proof::DeviceBytes>> baseline_;  // per host (rank 0)
   std::vector<std::uint64_t> off_host_rx_;                 // per host, so far (rank 0)
   std::vector<std::uint64_t> peer_rx_;

@@ -1,8 +1,5 @@
 #include "sweep/result_writer.hpp"
 
-#include "core/output_folders.hpp"
-#include "core/save_or_keep.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,6 +7,9 @@
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
+
+#include "core/output_folders.hpp"
+#include "core/save_or_keep.hpp"
 
 namespace ccbench {
 ResultWriter::ResultWriter(ResultFile header, const std::filesystem::path& json_path)
@@ -59,11 +59,14 @@ void ResultWriter::keep_stream_at_path() {
   const bool folder_gone = path_.has_parent_path() && !std::filesystem::exists(path_.parent_path());
   try {
     stream_->recreate(file_.results);
-    std::fprintf(stderr, "ccbench: warning: %s was removed during the run; wrote it again with the %zu results so far\n",
+    std::fprintf(stderr,
+                 "ccbench: warning: %s was removed during the run; wrote it again with the %zu results so far\n",
                  folder_gone ? path_.parent_path().c_str() : stream_->path().c_str(), file_.results.size());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ccbench: warning: the result stream %s was removed during the run and cannot be written "
-                 "again: %s (the results are kept in memory until the end)\n", stream_->path().c_str(), e.what());
+    std::fprintf(stderr,
+                 "ccbench: warning: the result stream %s was removed during the run and cannot be written "
+                 "again: %s (the results are kept in memory until the end)\n",
+                 stream_->path().c_str(), e.what());
     stream_.reset();
   }
 }
@@ -146,7 +149,8 @@ bool ResultWriter::write_final(bool durable) {
   if (saved.written == path_) {
     if (saved.folder_recreated) {
       if (stream_) stream_->recreate(file_.results);  // removed with its folder
-      std::fprintf(stderr, "ccbench: warning: the folder %s was removed during the run; created it again and wrote %s\n",
+      std::fprintf(stderr,
+                   "ccbench: warning: the folder %s was removed during the run; created it again and wrote %s\n",
                    path_.parent_path().c_str(), path_.c_str());
     }
     return true;
@@ -156,8 +160,10 @@ bool ResultWriter::write_final(bool durable) {
     std::fprintf(stderr, "ccbench: cannot write the result file %s: %s; the %zu results were saved to %s instead\n",
                  path_.c_str(), saved.why.c_str(), file_.results.size(), fallback_.c_str());
   } else {
-    std::fprintf(stderr, "ccbench: cannot write the result file %s: %s, nor a copy in the working or temporary "
-                 "folder: the %zu results are lost\n", path_.c_str(), saved.why.c_str(), file_.results.size());
+    std::fprintf(stderr,
+                 "ccbench: cannot write the result file %s: %s, nor a copy in the working or temporary "
+                 "folder: the %zu results are lost\n",
+                 path_.c_str(), saved.why.c_str(), file_.results.size());
   }
   return false;
 }

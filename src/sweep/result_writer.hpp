@@ -1,8 +1,8 @@
 // Owns the result file of a run on rank 0: rows arrive from the engine, each is appended to the
 // JSON-lines stream at once, and the whole file is (re)written atomically when the first result
 // arrives (status incomplete, so a killed run still leaves its metadata) and at the end. Nothing is
-// written before the first result: a run that fails before it leaves an existing file untouched. Thread-safe: the watchdog
-// thread calls finish() when a run is interrupted or hangs.
+// written before the first result: a run that fails before it leaves an existing file untouched. Thread-safe: the
+// watchdog thread calls finish() when a run is interrupted or hangs.
 #pragma once
 
 #include <filesystem>

@@ -196,8 +196,8 @@ int RunSession::run() {
 
 // The sweep and its end: the engine with the observers, peak memory and the backend's final
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
-int RunSession::measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
-                        const EngineGroups& groups, PathProbe* probe) {
+int RunSession::measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers,
+                        ResultWriter* writer, const EngineGroups& groups, PathProbe* probe) {
   ending_.set_peers(&peers);
   ending_.set_backend(&backend);
   ending_.add_writer(writer);

@@ -9,9 +9,9 @@ CheckpointFlags::CheckpointFlags()
           "ccbench checkpoint: time to a durable checkpoint on a POSIX or s3:// target (launch with mpirun or srun)",
           "ccbench checkpoint") {
   add_shared_flags(*this, config, shared, "phase");
-  remove_flags(*this, {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters",
-                       "--target-ci", "--max-time-per-size", "--check", "--batch", "--progress", "--require-path",
-                       "--require-rails"});
+  remove_flags(*this,
+               {"--min-bytes", "--max-bytes", "--step-factor", "--step-bytes", "--warmup", "--iters", "--target-ci",
+                "--max-time-per-size", "--check", "--batch", "--progress", "--require-path", "--require-rails"});
   get_option("--trials")->description("checkpoints to write (each a new step directory)");
   get_option("--seed")->description("seed of the shards' random data");
   add_option("--target", opt.target, "directory on the tier under test, or s3://BUCKET/PREFIX")->required();

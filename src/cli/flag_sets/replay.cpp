@@ -25,7 +25,8 @@ ReplayFlags::ReplayFlags()
   add_percentiles_flag(*this, percentiles, "one step a sample, for the step and each call site");
   add_option("--ranks-map", opt.ranks_map,
              "the trace rank each job rank replays, e.g. 0,1,0,1 (needed when the job's size differs)");
-  add_option("--log-calls", opt.log_calls, "each rank writes the calls it issued to PREFIX.rankR.json after the last trial");
+  add_option("--log-calls", opt.log_calls,
+             "each rank writes the calls it issued to PREFIX.rankR.json after the last trial");
   add_backend_flag(*this, config.backend, "mpi (host memory) or nccl (GPUs)")->default_val(config.backend);
 }
 

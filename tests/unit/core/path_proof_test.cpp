@@ -24,7 +24,8 @@ TEST(PathProof, ParsesEveryPathAndRefusesOthersNamingTheFlag) {
     parse_required_path("infiniband");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "--require-path: 'infiniband' is not a path; expected one of efa, nvlink, net, net:IFACE, shm, tcp");
+    EXPECT_STREQ(e.what(),
+                 "--require-path: 'infiniband' is not a path; expected one of efa, nvlink, net, net:IFACE, shm, tcp");
   }
   EXPECT_THROW(parse_required_path("shm:eth0"), UsageError);
   EXPECT_THROW(parse_required_path("net:"), UsageError);
@@ -37,10 +38,10 @@ const std::vector<int> kTwoHosts = {0, 0, 1, 1};
 TEST(PathProof, NeededBytesAreTheLowerBoundsByHand) {
   const std::uint64_t s = 8 * MiB;
   EXPECT_EQ(needed_rx_bytes({Op::allreduce, s, 4, 4, 0}, kTwoHosts, 1), s);
-  EXPECT_EQ(needed_rx_bytes({Op::allgather, s, 4, 4, 0}, kTwoHosts, 0), s / 2);         // 2 remote blocks of S/4
-  EXPECT_EQ(needed_rx_bytes({Op::reduce_scatter, s, 4, 4, 0}, kTwoHosts, 0), s / 2);    // 2 own outputs of S/4
+  EXPECT_EQ(needed_rx_bytes({Op::allgather, s, 4, 4, 0}, kTwoHosts, 0), s / 2);           // 2 remote blocks of S/4
+  EXPECT_EQ(needed_rx_bytes({Op::reduce_scatter, s, 4, 4, 0}, kTwoHosts, 0), s / 2);      // 2 own outputs of S/4
   EXPECT_EQ(needed_rx_bytes({Op::alltoall, s, 4, 4, 0}, kTwoHosts, 1), 2 * 2 * (s / 4));  // 2 ranks x 2 remote x S/4
-  EXPECT_EQ(needed_rx_bytes({Op::broadcast, s, 4, 4, 0}, kTwoHosts, 0), 0u);            // the root's host
+  EXPECT_EQ(needed_rx_bytes({Op::broadcast, s, 4, 4, 0}, kTwoHosts, 0), 0u);              // the root's host
   EXPECT_EQ(needed_rx_bytes({Op::broadcast, s, 4, 4, 0}, kTwoHosts, 1), s);
   EXPECT_EQ(needed_rx_bytes({Op::reduce, s, 4, 4, 3}, kTwoHosts, 1), s);
   EXPECT_EQ(needed_rx_bytes({Op::sendrecv, s, 4, 4, 0}, kTwoHosts, 1), s);  // rank 2 receives from rank 1
@@ -72,7 +73,8 @@ TEST(PathProof, NetFailsNamingTheHostWhoseDevicesStayedQuiet) {
   EXPECT_EQ(r.host, "h1");
   EXPECT_EQ(r.message,
             "--require-path net: host h1: its devices received 1000 B while the sweep needed at least 64.0 MiB to "
-            "arrive from other hosts (0%): the ranks moved their bytes some other way (shared memory, loopback, or an RDMA device the kernel "
+            "arrive from other hosts (0%): the ranks moved their bytes some other way (shared memory, loopback, or an "
+            "RDMA device the kernel "
             "does not count) "
             "(counted: mgmt0 1000 B, veth0 0 B)");
 }
@@ -101,7 +103,8 @@ TEST(PathProof, OneHostNeverProvesANetwork) {
 }
 
 TEST(PathProof, ShmFailsWhenTheBytesCrossedANic) {
-  const std::vector<HostTraffic> two = {host("h0", 64 * MiB, 64 * MiB, 96 * MiB), host("h1", 64 * MiB, 64 * MiB, 96 * MiB)};
+  const std::vector<HostTraffic> two = {host("h0", 64 * MiB, 64 * MiB, 96 * MiB),
+                                        host("h1", 64 * MiB, 64 * MiB, 96 * MiB)};
   const ProofResult r = judge_counters(parse_required_path("shm"), two, false, "interface counters");
   EXPECT_EQ(r.verdict, Verdict::failed);
   EXPECT_EQ(r.host, "h0");
@@ -115,7 +118,8 @@ TEST(NetCounters, ParsesProcNetDevSkippingLoopbackAndTakesDeltas) {
       "Inter-|   Receive                                                |  Transmit\n"
       " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
       "compressed\n"
-      "    lo:    3267      29    0    0    0     0          0         0     3267      29    0    0    0     0       0 0\n"
+      "    lo:    3267      29    0    0    0     0          0         0     3267      29    0    0    0     0       0 "
+      "0\n"
       "  eth0: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n"
       "t1-h0d: 18446744073709551615 1 0 0 0 0 0 0 5 1 0 0 0 0 0 0\n"
       "  bad: 1 2 3\n";
