@@ -473,12 +473,33 @@ Search::MetricState Search::judge_metric(Stage stage, Metric metric) const {
   m.judged = cleared(level, margin_log(metric));
   // No healthy host beats the fleet by more than the margin: one that does, significantly, says the
   // level was set by slow tests, and nothing judged against it is a verdict.
+  const double t_family = t_critical(alpha_per_look() / hypotheses(), m.reference->df);
+  std::vector<bool> above(static_cast<std::size_t>(n_), false);
   for (int h : hosts)
     if (const auto& j = m.hosts[static_cast<std::size_t>(h)]) {
       const double better_log = -j->worse_log;
-      m.hosts_above_level += better_log > margin_log(metric) &&
-                             better_log > t_critical(alpha_per_look() / hypotheses(), j->df) * j->se_log;
+      above[static_cast<std::size_t>(h)] = better_log > margin_log(metric) &&
+                                           better_log > t_critical(alpha_per_look() / hypotheses(), j->df) * j->se_log;
     }
+  // A test on a busy host is no evidence against its hosts (load only slows a test), but one that
+  // beats the level by more than the margin all the same says as much as a healthy host above it:
+  // the level was set by slow tests. Two slow hosts of six put four of the six ring tests at their
+  // rate; with both fast pairs' tests busy, the reference was the four slow ones and the screen
+  // cleared every host (e2e.screen.two_slow).
+  const double one_test_se_log = std::sqrt(m.reference->sigma_log * m.reference->sigma_log +
+                                           m.reference->level_se_log * m.reference->level_se_log);
+  for (const auto& t : tests_) {
+    if (network(t.spec.stage) != net || !t.measurement || t.measurement->outcome != Outcome::ok ||
+        !t.measurement->host_busy)
+      continue;
+    const auto v = value_of(*t.measurement, metric);
+    if (!v || *v <= 0) continue;
+    const double better_log =
+        higher_is_better(metric) ? std::log(*v) - m.reference->level_log : m.reference->level_log - std::log(*v);
+    if (better_log > margin_log(metric) && better_log > t_family * one_test_se_log)
+      for (int h : t.spec.hosts) above[static_cast<std::size_t>(h)] = true;
+  }
+  m.hosts_above_level = static_cast<int>(std::ranges::count(above, true));
   // Every test that counted had one host in it: its pairs are the whole evidence, so a slow host
   // there is the fleet's level and cleared at ratio 1 (e2e.slurm.screen on a machine busy in bursts).
   std::vector<int> in_counted(static_cast<std::size_t>(n_), 0);

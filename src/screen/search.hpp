@@ -110,7 +110,8 @@ struct Floor {
   bool judged = true;
   // Hosts beside the pool that beat the fleet's level by more than the margin, significantly: no
   // healthy host can, so the level came from slow tests (a slow host's pairs were the pool's only
-  // evidence, the others' having run on a busy host). Any such host: judged is false.
+  // evidence, the others' having run on a busy host), nor can a test on a busy host, so the hosts
+  // of such a test count too. Any such host: judged is false.
   int hosts_above_level = 0;
   // A host in every test of the stage that counted (the others' tests ran on a busy host): nothing
   // measured tells it from the fleet, whose level is then its own. Set: judged is false.

@@ -58,6 +58,10 @@ std::set<int> cores_of(const std::set<int>& pids, const std::string& root = "/")
 nlohmann::json host_load_json(const HostLoadSnapshot& start, const HostLoadSnapshot& end, const std::set<int>& ours,
                               const std::set<int>& cores);
 
+// The kernel's softirq threads (ksoftirqd/N): their time is the network stack's work for the run's
+// own traffic, recorded apart (softirq_core_share), never as another process's.
+bool is_softirq_thread(const std::string& name);
+
 // Parses "0-3,8,10-11" (Cpus_allowed_list); empty on malformed text.
 std::set<int> parse_cpu_list(const std::string& text);
 

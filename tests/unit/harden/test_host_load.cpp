@@ -85,6 +85,37 @@ TEST(HostLoad, OtherProcessesShareOfTheRanksCores) {
             "0.5 -> 3.5");
 }
 
+// The ranks' own packets: ksoftirqd's time is recorded apart and never makes the host busy (it
+// marked the fast links' tests of e2e.screen.two_slow busy, and the screen cleared both slow hosts).
+TEST(HostLoad, SoftirqThreadsAreTheRunsOwnNetworkWork) {
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  FakeProc p{fresh_dir("hostload-softirq")};
+  p.at(1000.0, 0.5, 1000, 0);
+  p.process(100, "mpirun", 1, 0, 0, "0-1");
+  p.process(200, "ccbench", 100, 0, 0, "0");
+  p.process(12, "ksoftirqd/0", 2, 0, 0, "0");
+  p.process(18, "ksoftirqd/1", 2, 0, 1, "1");
+  p.process(300, "make", 1, 0, 1, "0-1");
+  const auto start = system::sample_host_load(p.root.string());
+  // 10 s later: ksoftirqd 2.4 s and 0.6 s, make 1 s, on the ranks' cores 0-1.
+  p.at(1010.0, 1.0, 2000, 0);
+  p.process(100, "mpirun", 1, 0, 0, "0-1");
+  p.process(200, "ccbench", 100, static_cast<std::uint64_t>(10 * hz), 0, "0");
+  p.process(12, "ksoftirqd/0", 2, static_cast<std::uint64_t>(2.4 * static_cast<double>(hz)), 0, "0");
+  p.process(18, "ksoftirqd/1", 2, static_cast<std::uint64_t>(0.6 * static_cast<double>(hz)), 1, "1");
+  p.process(300, "make", 1, static_cast<std::uint64_t>(hz), 1, "0-1");
+  const auto end = system::sample_host_load(p.root.string());
+  const auto j = system::host_load_json(start, end, system::own_processes(end, 200), {0, 1});
+  EXPECT_DOUBLE_EQ(j["others_core_share"].get<double>(), 0.05);   // make's 1 s of 2 cores x 10 s
+  EXPECT_DOUBLE_EQ(j["softirq_core_share"].get<double>(), 0.15);  // 3 s of 20
+  ASSERT_EQ(j["others_top"].size(), 1u);
+  EXPECT_EQ(j["others_top"][0]["name"], "make");
+  EXPECT_FALSE(busy_host_note({{"host_load", j}}).has_value());  // 20% counted as others would be busy
+  EXPECT_TRUE(system::is_softirq_thread("ksoftirqd/15"));
+  EXPECT_FALSE(system::is_softirq_thread("ksoftirqd"));
+  EXPECT_FALSE(system::is_softirq_thread("kworker/0:1"));
+}
+
 TEST(HostLoad, AQuietHostSaysNothing) {
   const nlohmann::json quiet = {{"host_load",
                                  {{"others_core_share", 0.02},

@@ -267,6 +267,33 @@ TEST(ScreenUnjudged, AHostInEveryTestThatCountedIsNotJudgedAgainstItself) {
             "fleet's level was its own");
 }
 
+TEST(ScreenUnjudged, BusyTestsAboveASlowLevelLeaveTheMetricNotJudged) {
+  // e2e.screen.two_slow in CI: 6 hosts, 1 and 4 at 55%, so 4 of the 6 ring pairs run at the slow
+  // rate. The two fast pairs ran on a busy host every time (the kernel's softirq threads counted as
+  // another job): the reference was the four slow tests and every host was cleared. The busy fast
+  // tests beat that level by more than the margin: the level came from slow tests, nobody healthy.
+  const Search s = screen(
+      [](const TestSpec& t) {
+        Measurement m;
+        m.latency_us = 30.0;
+        if (t.stage == Stage::solo) return m;
+        const bool slow = has(t, 1) || has(t, 4);
+        m.busbw_gbps = slow ? (t.id % 2 ? 0.01321 : 0.01322) : (t.id % 2 ? 0.0236 : 0.0234);
+        if (!slow) m.host_busy = kBusyNote;
+        return m;
+      },
+      6);
+  for (const Floor& f : s.floors())
+    if (f.stage == Stage::ring && f.metric == Metric::busbw_gbps) {
+      EXPECT_FALSE(f.judged);
+      EXPECT_GE(f.hosts_above_level, 2);  // the hosts of the busy fast pairs
+      EXPECT_FALSE(f.host_in_every_test.has_value());
+    }
+  for (const HostResult& r : s.hosts()) EXPECT_NE(r.verdict, H);
+  EXPECT_EQ(s.hosts()[1].verdict, J);
+  EXPECT_EQ(s.hosts()[4].verdict, J);
+}
+
 TEST(ScreenUnjudged, TheScreensTokenClaimsItsOtherTestsOnTheHostLoadReading) {
   const std::filesystem::path root =
       std::filesystem::temp_directory_path() / ("ccbench-unjudged-" + std::to_string(::getpid()));
