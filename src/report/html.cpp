@@ -295,6 +295,7 @@ struct Curve {
 
 // The model's band for a curve's sizes, from its rows' `expected` objects (model check -o, run
 // --expect): per size the first covered row's band, in busbw and in time (the two charts).
+constexpr const char* kExpectedColor = "#6b6b6b";  // grey: not a run, the model's band for one
 struct ExpectedCurve {
   ChartSeries busbw, time;
   std::string band;
@@ -305,7 +306,8 @@ std::optional<ExpectedCurve> expected_curve(const Side& side, const SeriesKey& k
   std::map<std::uint64_t, const ResultRow*> first;
   for (const auto f : side.files) {
     for (const ResultRow& r : files[f].results) {
-      if (SeriesKey{r.op, r.backend, r.dtype, r.redop, r.in_place} != key || first.contains(r.bytes)) continue;
+      // Either variant: out-of-place and in-place rows of a size share one prediction.
+      if (SeriesKey{r.op, r.backend, r.dtype, r.redop, key.in_place} != key || first.contains(r.bytes)) continue;
       const auto e = expected_fields(r);
       if (e && e->covered()) first[r.bytes] = &r;
     }
@@ -338,7 +340,7 @@ std::optional<ExpectedCurve> expected_curve(const Side& side, const SeriesKey& k
     return t;
   };
   out.band = joined(bands);
-  out.busbw.name = out.time.name = fmt::format("expected for {}: {} ({} band)", curve_name, joined(models), out.band);
+  out.busbw.name = out.time.name = fmt::format("expected: {} ({} band) for {}", joined(models), out.band, curve_name);
   return out;
 }
 
@@ -391,9 +393,15 @@ std::string op_section(const std::string& op, const std::vector<Side>& sides, co
     busbw.push_back(std::move(b));
     latency.push_back(std::move(t));
   }
-  // The model's band for the rows judged against one (dashed, in the curve's colour, shaded).
+  // The model's band for the rows judged against one: dashed grey, shaded, one per run and series
+  // (out-of-place and in-place rows of a size share one prediction, so the first curve of the two
+  // draws it).
+  std::set<std::pair<std::size_t, SeriesKey>> drawn;
   for (const auto& c : curves) {
-    if (auto e = expected_curve(sides[c.side], c.series->key, files, curve_name(c), series_color(c.side))) {
+    SeriesKey key = c.series->key;
+    key.in_place = false;
+    if (!drawn.insert({c.side, key}).second) continue;
+    if (auto e = expected_curve(sides[c.side], c.series->key, files, sides[c.side].label, kExpectedColor)) {
       if (!e->busbw.points.empty()) busbw.push_back(std::move(e->busbw));
       if (!e->time.points.empty()) latency.push_back(std::move(e->time));
     }
