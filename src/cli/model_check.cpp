@@ -217,12 +217,25 @@ json render_json(const std::vector<CheckedFile>& files, const model::Expectation
 }
 
 // -o: each result file as it was read, each row with its `expected` object. One file: PATH is the
-// file; several: PATH is a folder, each file under its own name.
+// file; several: PATH is a folder, each file under its own name. The file's own JSON is kept (its
+// numbers and nulls as they were) when its rows are the ones judged; a run that did not complete
+// and was read from its .jsonl stream is written whole from what was loaded.
 void write_annotated(const std::vector<CheckedFile>& files, const std::string& path) {
   const auto annotated = [](const CheckedFile& c) {
-    ResultFile f = *c.file;
-    for (std::size_t i = 0; i < f.results.size(); ++i) f.results[i].extra["expected"] = model::to_json(c.rows[i]);
-    return to_json(f).dump(1) + "\n";
+    json doc;
+    try {
+      doc = json::parse(read_input_file(c.file->source));
+    } catch (const std::exception&) {
+      doc = nullptr;
+    }
+    const auto results = doc.is_object() ? doc.find("results") : doc.end();
+    if (!doc.is_object() || results == doc.end() || !results->is_array() || results->size() != c.rows.size()) {
+      ResultFile f = *c.file;
+      for (std::size_t i = 0; i < f.results.size(); ++i) f.results[i].extra["expected"] = model::to_json(c.rows[i]);
+      return to_json(f).dump(1) + "\n";
+    }
+    for (std::size_t i = 0; i < c.rows.size(); ++i) (*results)[i]["expected"] = model::to_json(c.rows[i]);
+    return doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
   };
   const auto write = [](const std::string& target, const std::string& text) {
     try {
