@@ -1,9 +1,9 @@
 #!/bin/bash
 # Is my number normal? The known answer on the emulated fabric (docs/model.md, "Known answers"):
 # an expectation fitted on 5 launches of allreduce over 2 hosts x 1 rank at 400 Mbit/s, 1-8 MiB;
-# then 10 new launches on the same fabric must be normal in at least 95% of their rows, and 5
-# launches after the links drop to 280 Mbit/s (the same run, the same label: a degraded fabric the
-# run does not know about) below in at least 90% of their rows of 1 MiB and up. Prints the rates,
+# 10 new launches on the same fabric, interleaved with those 5, must be normal in at least 95% of
+# their rows, and 5 launches after the links drop to 280 Mbit/s (the same run, the same label: a
+# degraded fabric the run does not know about) below in at least 90% of their rows of 1 MiB and up. Prints the rates,
 # the band and every row that is not what the test expects (docs/model.md quotes them).
 #   CCB_EXPECT_KEEP=DIR keeps the launches, the model and the verdicts there.
 #   CCB_EXPECT_NEW=N, CCB_EXPECT_SLOW=N change the launch counts (10, 5).
@@ -24,21 +24,30 @@ export CCB_EMU_BURST=${CCB_EMU_BURST:-256kb}
 # there are the same profile (emulated-400mbit) to the judge, as a degraded fabric is to its user.
 run_args=(--ops allreduce -b 1M -e 8M -w 1 -n 5 --trials 1 --in-place no -c 0 --progress never
   --fabric-path tcp --link-gbps 0.4 --label emulated-400mbit)
-launch() {  # DIR N: N launches into DIR/launch-NNN.json
-  local dir=$1 n=$2 i
-  for ((i = 1; i <= n; i++)); do
-    local f
-    f=$(printf '%s/launch-%03d.json' "$dir" "$i")
-    "$fabric" exec -- mpirun -np 2 --host "$P-h0:1,$P-h1:1" "$CCBENCH" run "${run_args[@]}" -J "$f" \
-      >"$WORK/launch.log" 2>&1 || { cat "$WORK/launch.log"; fail "launch $f"; }
-  done
+launch() {  # FILE: one launch
+  "$fabric" exec -- mpirun -np 2 --host "$P-h0:1,$P-h1:1" "$CCBENCH" run "${run_args[@]}" -J "$1" \
+    >"$WORK/launch.log" 2>&1 || { cat "$WORK/launch.log"; fail "launch $1"; }
 }
+# The expectation's 5 launches and the 10 new ones interleave (F N N F N N ...), so the fit sees
+# the machine as the new launches do. Run one after the other, the load of other jobs on this
+# shared 2-core machine changed between them and the test failed either way: 5 launches fitted
+# while a build ran, 10 after it ended, were 6 rows "above" of 40; 5 fitted in a quiet minute (a
+# band of +-3.3%) against 10 beside other work, 11 rows "below" (docs/model.md). A team's own
+# expectation has the same need: launches spread over the conditions it will be judged in.
 start=$SECONDS
-launch "$out/fit" 5
+f=0 n=0
+for ((i = 0; i < 5 + new; i++)); do
+  if ((i % 3 == 0 && f < 5)) || ((n == new)); then
+    f=$((f + 1))
+    launch "$(printf '%s/fit/launch-%03d.json' "$out" "$f")"
+  else
+    n=$((n + 1))
+    launch "$(printf '%s/new/launch-%03d.json' "$out" "$n")"
+  fi
+done
 "$CCBENCH" model fit "$out/fit" -o "$out/model.json" || fail "model fit"
-launch "$out/new" "$new"
 "$fabric" set-rate 280mbit || fail "set-rate 280mbit"
-launch "$out/slow" "$slow"
+for ((i = 1; i <= slow; i++)); do launch "$(printf '%s/slow/launch-%03d.json' "$out" "$i")"; done
 echo "launches and fit: $((SECONDS - start)) s"
 rc_new=0 rc_slow=0
 "$CCBENCH" model check "$out/model.json" "$out/new" --format json -o "$out/new-judged" >"$out/new.json" || rc_new=$?
