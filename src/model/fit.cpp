@@ -166,6 +166,7 @@ std::vector<Observation> observations(const ResultFile& file, double percentile)
         o.sigma_log = (std::log(row.time_us.ci95_hi) - std::log(row.time_us.ci95_lo)) / (2 * 1.96);
     }
     o.spec_gbps = facts.spec_gbps;
+    o.dtype = row.dtype;
     o.file = file.source;
     out.push_back(std::move(o));
   }
@@ -567,11 +568,14 @@ Group fit_group(const GroupKey& key, const std::vector<const Observation*>& rows
   Data d;
   std::set<int> nodes;
   std::set<std::uint64_t> sizes;
+  std::set<std::string> dtypes;
   for (const auto* o : rows) {
     nodes.insert(o->nodes);
     sizes.insert(o->bytes);
     g.spec_gbps = std::max(g.spec_gbps, o->spec_gbps);
+    if (!o->dtype.empty()) dtypes.insert(o->dtype);
   }
+  g.dtypes.assign(dtypes.begin(), dtypes.end());
   d.node_values.assign(nodes.begin(), nodes.end());
   d.sizes.assign(sizes.begin(), sizes.end());
   if (d.sizes.size() < 2) {

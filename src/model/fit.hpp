@@ -65,6 +65,7 @@ struct Observation {
   double time_us = 0;
   double sigma_log = 0;  // from the row's 95% CI on log scale; 0 when the row has none
   double spec_gbps = 0;  // the profile's network bandwidth per node (Gbit/s); 0 when unknown
+  std::string dtype;     // the row's element type, recorded per group so a judge knows what was measured
   std::string file;
 };
 

@@ -20,6 +20,17 @@
 
 namespace ccbench::model {
 
+std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int nodes) {
+  if (g.bytes_by_nodes.size() != g.nodes.size()) return {g.bytes_min, g.bytes_max};
+  const auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), nodes);
+  const auto at = static_cast<std::size_t>(it - g.nodes.begin());
+  if (it == g.nodes.end()) return {g.bytes_by_nodes.back()[0], g.bytes_by_nodes.back()[1]};
+  if (*it == nodes || at == 0) return {g.bytes_by_nodes[at][0], g.bytes_by_nodes[at][1]};
+  const auto& lo = g.bytes_by_nodes[at - 1];
+  const auto& hi = g.bytes_by_nodes[at];
+  return {std::max(lo[0], hi[0]), std::min(lo[1], hi[1])};
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -125,29 +136,21 @@ std::vector<Regime> scaled(const std::vector<Regime>& rs, double bw_scale) {
 struct Point {
   double t = 0, lo = 0, hi = 0;
   bool extrapolated = false;
+  double latency_share = 0;  // of t, the answering regime's latency terms
 };
-
-// The sizes measured at or around a node count: its own at a fitted count; between two fitted
-// counts, the sizes both measured; outside them, those of the nearest end.
-std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int nodes) {
-  if (g.bytes_by_nodes.size() != g.nodes.size()) return {g.bytes_min, g.bytes_max};
-  const auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), nodes);
-  const auto at = static_cast<std::size_t>(it - g.nodes.begin());
-  if (it == g.nodes.end()) return {g.bytes_by_nodes.back()[0], g.bytes_by_nodes.back()[1]};
-  if (*it == nodes || at == 0) return {g.bytes_by_nodes[at][0], g.bytes_by_nodes[at][1]};
-  const auto& lo = g.bytes_by_nodes[at - 1];
-  const auto& hi = g.bytes_by_nodes[at];
-  return {std::max(lo[0], hi[0]), std::min(lo[1], hi[1])};
-}
 
 // The cheapest regime with a positive time. A regime fitted on several node counts may have no
 // term left at one node (no latency, no bus term, and g(op, 1) = 0 for its network term): it
-// describes nothing there, and a zero would be an infinite bandwidth.
-double positive_envelope_us(const std::vector<Regime>& regimes, const Traffic& x) {
+// describes nothing there, and a zero would be an infinite bandwidth. `latency_share`, when given,
+// gets the share of that time its latency terms (a + l steps(N)) take.
+double positive_envelope_us(const std::vector<Regime>& regimes, const Traffic& x, double* latency_share = nullptr) {
   double best = std::numeric_limits<double>::infinity();
   for (const auto& r : regimes) {
     const double t = regime_time_us(r, x);
-    if (t > 0) best = std::min(best, t);
+    if (t > 0 && t < best) {
+      best = t;
+      if (latency_share) *latency_share = (r.latency_us + r.step_us * steps_of(r.steps, x.nodes)) / t;
+    }
   }
   return best;
 }
@@ -155,7 +158,7 @@ double positive_envelope_us(const std::vector<Regime>& regimes, const Traffic& x
 Point predict_group(const Group& g, std::uint64_t bytes, int nodes, double bw_scale) {
   Point p;
   const Traffic x = traffic(g.op, bytes, nodes, g.ranks_per_node);
-  p.t = positive_envelope_us(scaled(g.regimes, bw_scale), x);
+  p.t = positive_envelope_us(scaled(g.regimes, bw_scale), x, &p.latency_share);
   if (!std::isfinite(p.t))
     throw UsageError(fmt::format("--nodes: {} on {} has no regime with a positive time at {} node(s) (fitted on {})",
                                  name(g.op), g.profile, nodes, fmt::join(g.nodes, ", ")));
@@ -268,6 +271,7 @@ json Model::to_json() const {
                       {"bytes_max", g.bytes_max},
                       {"bytes_by_nodes", g.bytes_by_nodes},
                       {"rows", g.rows},
+                      {"dtypes", g.dtypes},
                       {"regimes", regimes},
                       {"bic_by_regimes", bic},
                       {"efficiency", g.efficiency},
@@ -360,6 +364,16 @@ Model Model::from_json(const json& j, const std::string& where) {
       g.bytes_by_nodes.push_back({r[0].get<std::uint64_t>(), r[1].get<std::uint64_t>()});
     }
     g.rows = need_int(gj, "rows", where, path, 0);
+    // Optional (absent in files written before it): the element types fitted.
+    if (gj.contains("dtypes")) {
+      const json& dtypes = gj["dtypes"];
+      if (!dtypes.is_array()) bad(where, path + "/dtypes", "must be an array of element type names");
+      for (const auto& d : dtypes) {
+        if (!d.is_string() || d.get<std::string>().empty())
+          bad(where, path + "/dtypes", "must be an array of element type names");
+        g.dtypes.push_back(d.get<std::string>());
+      }
+    }
     const json& regimes = need(gj, "regimes", where, path);
     if (!regimes.is_array() || regimes.empty()) bad(where, path + "/regimes", "must be a non-empty array");
     for (std::size_t k = 0; k < regimes.size(); ++k)
@@ -510,6 +524,7 @@ Prediction Model::predict(const PredictQuery& q) const {
     out.time_lo_us = p.lo;
     out.time_hi_us = p.hi;
     out.extrapolated = p.extrapolated;
+    out.latency_share = p.latency_share;
     const int ranks = q.nodes * rpn;
     out.busbw_gbps = curve_busbw_gbps(q.op, ranks, q.bytes, p.t);
     out.busbw_lo_gbps = curve_busbw_gbps(q.op, ranks, q.bytes, p.hi);
@@ -556,7 +571,7 @@ Prediction Model::predict(const PredictQuery& q) const {
         fmt::format("--profile: '{}' was not measured and no measured profile of {} has a spec to learn "
                     "its efficiency from",
                     profile, name(q.op)));
-  double log_t = 0, log_lo = 0, log_hi = 0;
+  double log_t = 0, log_lo = 0, log_hi = 0, latency_share = 0;
   double min_log_t = 1e300, max_log_t = -1e300;
   bool extrapolated = false;
   for (const Group* g : refs) {
@@ -564,6 +579,7 @@ Prediction Model::predict(const PredictQuery& q) const {
     log_t += std::log(p.t);
     log_lo += std::log(p.lo / p.t);
     log_hi += std::log(p.hi / p.t);
+    latency_share += p.latency_share;
     min_log_t = std::min(min_log_t, std::log(p.t));
     max_log_t = std::max(max_log_t, std::log(p.t));
     extrapolated = extrapolated || p.extrapolated;
@@ -576,6 +592,7 @@ Prediction Model::predict(const PredictQuery& q) const {
   p.lo = p.t * std::exp(-std::sqrt(std::pow(log_lo / n, 2) + extra * extra));
   p.hi = p.t * std::exp(std::sqrt(std::pow(log_hi / n, 2) + extra * extra));
   p.extrapolated = extrapolated;
+  p.latency_share = latency_share / n;
   Prediction out = finish(p, q.ranks_per_node > 0 ? q.ranks_per_node : refs.front()->ranks_per_node);
   out.from_spec = true;
   return out;

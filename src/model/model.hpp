@@ -35,8 +35,11 @@ struct Prediction {
   double busbw_lo_gbps = 0, busbw_hi_gbps = 0;  // from time_hi_us and time_lo_us
   bool extrapolated = false;                    // outside the fitted node counts or sizes (band widened)
   bool from_spec = false;                       // profile never measured: its spec times efficiency learned elsewhere
-  std::string profile;                          // the profile that answered (the query's, or the only one)
-  int ranks_per_node = 0;                       // the layout that answered
+  // The share of time_us the answering regime's latency terms (a + l steps(N)) take; the rest is its
+  // bytes terms. Above 1/2 the call is latency-bound (model/expectation judges its time, not busbw).
+  double latency_share = 0;
+  std::string profile;     // the profile that answered (the query's, or the only one)
+  int ranks_per_node = 0;  // the layout that answered
 };
 
 // One fitted curve family: an op on a profile and a ranks-per-node layout, across node counts.

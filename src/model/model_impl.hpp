@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/fit.hpp"
@@ -32,6 +33,9 @@ struct Group {
   // outside them is an extrapolation there even when another node count measured it.
   std::vector<std::array<std::uint64_t, 2>> bytes_by_nodes;
   int rows = 0;
+  // The element types of the rows fitted (sorted); empty in a file written before they were
+  // recorded: then any dtype is taken as covered.
+  std::vector<std::string> dtypes;
   std::vector<Regime> regimes;
   std::vector<std::vector<Regime>> refits;
   std::vector<double> bic;  // index k: k + 1 regimes
@@ -57,6 +61,11 @@ struct Group {
 // worth predicting with): the loader refuses a larger one (a hand edit would make every band inf),
 // so the fit refuses to write one (fit.cpp), and what `model fit` writes always loads.
 constexpr double kMaxLogError = 10;
+
+// The sizes measured at or around a node count: its own at a fitted count; between two fitted
+// counts, the sizes both measured; outside them, those of the nearest end. A size outside them is
+// an extrapolation (model.cpp's bands; the judge of model/expectation).
+std::pair<std::uint64_t, std::uint64_t> sizes_measured_near(const Group& g, int nodes);
 
 struct Model::Impl {
   std::vector<Group> groups;

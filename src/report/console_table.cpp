@@ -100,6 +100,7 @@ void TableColumns::include(const ResultRow& row) {
     matrix_bound = matrix_bound || m->bound_us.has_value();
   }
   sendrecv_pattern = sendrecv_pattern || pattern_fields(row).has_value();
+  expected = expected || expected_fields(row).has_value();
 }
 
 namespace {
@@ -142,6 +143,14 @@ std::string pattern_columns(const ResultRow* row) {
   return number_cell(p.aggregate_gbps, 9) + number_cell(p.per_receiver_gbps, 9);
 }
 
+// The judgement against a model of one variant: "below +23.4%" (verdict, shortfall), "-" for none.
+constexpr std::size_t kExpectedWidth = 14;
+std::string expected_names(bool units) { return fmt::format(" {:>13}", units ? "(shortfall)" : "expect"); }
+std::string expected_column(const ResultRow* row) {
+  const auto e = row != nullptr ? expected_fields(*row) : std::nullopt;
+  return fmt::format(" {:>13}", e ? expected_cell(*e) : std::string("-"));
+}
+
 // The name (or unit) line of the sets after nccl-tests' columns, out-of-place then in-place each.
 std::string extra_names(const TableColumns& columns, bool units) {
   std::string out;
@@ -150,6 +159,7 @@ std::string extra_names(const TableColumns& columns, bool units) {
   out += percentile_header(columns.percentiles, units, 2);
   if (columns.matrix) out += matrix_names(columns.matrix_bound, units) + matrix_names(columns.matrix_bound, units);
   if (columns.sendrecv_pattern) out += pattern_names(units) + pattern_names(units);
+  if (columns.expected) out += expected_names(units) + expected_names(units);
   return out;
 }
 
@@ -163,6 +173,7 @@ std::string table_header(const std::string& op, int trial, int trials, const Tab
   if (!columns.percentiles.empty()) out += variant_titles(17 * columns.percentiles.size());  // a level: time, CI
   if (columns.matrix) out += variant_titles(kMatrixWidth + (columns.matrix_bound ? kBoundWidth : 0));
   if (columns.sendrecv_pattern) out += variant_titles(kPatternWidth);
+  if (columns.expected) out += variant_titles(kExpectedWidth);
   out += "\n";
   out += fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6} {:>6}",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "ci", "time",
@@ -235,6 +246,7 @@ std::string table_row(const ResultRow* out_of_place, const ResultRow* in_place, 
   if (columns.matrix)
     line += matrix_columns(out_of_place, columns.matrix_bound) + matrix_columns(in_place, columns.matrix_bound);
   if (columns.sendrecv_pattern) line += pattern_columns(out_of_place) + pattern_columns(in_place);
+  if (columns.expected) line += expected_column(out_of_place) + expected_column(in_place);
   return line + "\n";
 }
 

@@ -20,8 +20,11 @@ struct TableColumns {
   bool matrix = false;              // matrix ops (--matrix, --moe): imbalance, most loaded rank's GB/s
   bool matrix_bound = false;        // ... and its bound at the link rate (--link-gbps)
   bool sendrecv_pattern = false;    // sendrecv --pattern/--block-bytes: aggregate, per-receiver GB/s
-  // Turns on the sets the row's fields call for (matrix, sendrecv_pattern): a table read back from
-  // a file shows what its rows hold.
+  // Rows judged against a model (`expected`: model check -o, run --expect): the verdict and the
+  // shortfall, "below +23.4%" (docs/report.md).
+  bool expected = false;
+  // Turns on the sets the row's fields call for (matrix, sendrecv_pattern, expected): a table read
+  // back from a file shows what its rows hold.
   void include(const ResultRow& row);
 };
 // Title line and the three header lines, for one op (and trial when there are several).

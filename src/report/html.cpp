@@ -293,7 +293,58 @@ struct Curve {
   const Series* series;
 };
 
-std::string op_section(const std::string& op, const std::vector<Side>& sides) {
+// The model's band for a curve's sizes, from its rows' `expected` objects (model check -o, run
+// --expect): per size the first covered row's band, in busbw and in time (the two charts).
+constexpr const char* kExpectedColor = "#6b6b6b";  // grey: not a run, the model's band for one
+struct ExpectedCurve {
+  ChartSeries busbw, time;
+  std::string band;
+};
+std::optional<ExpectedCurve> expected_curve(const Side& side, const SeriesKey& key,
+                                            const std::vector<ResultFile>& files, const std::string& curve_name,
+                                            const std::string& color) {
+  std::map<std::uint64_t, const ResultRow*> first;
+  for (const auto f : side.files) {
+    for (const ResultRow& r : files[f].results) {
+      // Either variant: out-of-place and in-place rows of a size share one prediction.
+      if (SeriesKey{r.op, r.backend, r.dtype, r.redop, key.in_place} != key || first.contains(r.bytes)) continue;
+      const auto e = expected_fields(r);
+      if (e && e->covered()) first[r.bytes] = &r;
+    }
+  }
+  if (first.empty()) return std::nullopt;
+  ExpectedCurve out;
+  out.busbw.color = out.time.color = color;
+  out.busbw.dashed = out.time.dashed = true;
+  std::set<std::string> bands, models;
+  for (const auto& [bytes, r] : first) {
+    const ExpectedFields e = *expected_fields(*r);
+    bands.insert(e.band);
+    models.insert(e.model);
+    const auto x = static_cast<double>(bytes);
+    const std::string tip = fmt::format("{}: model {} ({} band{}), verdict {}{}", human_bytes(bytes), e.model, e.band,
+                                        e.basis.empty() ? "" : ", " + e.basis, e.verdict,
+                                        e.shortfall_pct ? fmt::format(", shortfall {:+.1f}%", *e.shortfall_pct) : "");
+    if (const auto b = e.as_busbw(r->busbw_gbps))
+      out.busbw.points.push_back(
+          {x, b->predicted, b->lo, b->hi,
+           tip + fmt::format("\nbusbw {} [{}, {}] GB/s", sig(b->predicted), sig(b->lo), sig(b->hi))});
+    if (const auto t = e.as_time(r->time_us.median))
+      out.time.points.push_back(
+          {x, t->predicted, t->lo, t->hi,
+           tip + fmt::format("\ntime {} [{}, {}] µs", sig(t->predicted), sig(t->lo), sig(t->hi))});
+  }
+  const auto joined = [](const std::set<std::string>& set) {
+    std::string t;
+    for (const auto& x : set) t += (t.empty() ? "" : ", ") + x;
+    return t;
+  };
+  out.band = joined(bands);
+  out.busbw.name = out.time.name = fmt::format("expected: {} ({} band) for {}", joined(models), out.band, curve_name);
+  return out;
+}
+
+std::string op_section(const std::string& op, const std::vector<Side>& sides, const std::vector<ResultFile>& files) {
   std::vector<Curve> curves;
   for (std::size_t i = 0; i < sides.size(); ++i) {
     for (const auto& s : sides[i].series) {
@@ -341,6 +392,19 @@ std::string op_section(const std::string& op, const std::vector<Side>& sides) {
     }
     busbw.push_back(std::move(b));
     latency.push_back(std::move(t));
+  }
+  // The model's band for the rows judged against one: dashed grey, shaded, one per run and series
+  // (out-of-place and in-place rows of a size share one prediction, so the first curve of the two
+  // draws it).
+  std::set<std::pair<std::size_t, SeriesKey>> drawn;
+  for (const auto& c : curves) {
+    SeriesKey key = c.series->key;
+    key.in_place = false;
+    if (!drawn.insert({c.side, key}).second) continue;
+    if (auto e = expected_curve(sides[c.side], c.series->key, files, sides[c.side].label, kExpectedColor)) {
+      if (!e->busbw.points.empty()) busbw.push_back(std::move(e->busbw));
+      if (!e->time.points.empty()) latency.push_back(std::move(e->time));
+    }
   }
   std::string out =
       fmt::format("<section class=\"op\" id=\"op-{0}\">\n<h2>{0}</h2>\n<div class=\"charts\">\n", esc(op));
@@ -475,7 +539,7 @@ std::string render_html(const ReportInput& input) {
   out += "</ul>\n</header>\n";
   if (input.verdict) out += verdict_section(*input.verdict, labels, input.baseline_files);
   for (const auto& op : ops_in_order(input.files))
-    if (!is_checkpoint_op(op)) out += op_section(op, sides);
+    if (!is_checkpoint_op(op)) out += op_section(op, sides, input.files);
   out += checkpoint_html_section(input.files, labels);
   out += row_table_section("percentiles", "Percentiles of per-iteration times",
                            "run --percentiles: one op a sample, the slowest rank; 95% order-statistic CIs "
@@ -486,6 +550,13 @@ std::string render_html(const ReportInput& input) {
                            "most-loaded GB/s = that rank's off-rank bytes / the median; bound = those bytes at "
                            "--link-gbps (docs/method.md).",
                            matrix_table(input.files, labels));
+  if (any_expected(input.files)) {
+    std::string note =
+        "Rows judged against a model's band (ccbench model check -o, run --expect): below / above = "
+        "slower / faster than the band; shortfall = how much slower than predicted (docs/model.md). ";
+    for (const auto& line : expected_summaries(input.files, labels)) note += line + ". ";
+    out += row_table_section("expected", "Against the expectation", note.c_str(), expected_table(input.files, labels));
+  }
   out += row_table_section("sendrecv-patterns", "Point-to-point patterns",
                            "run --ops sendrecv --pattern: aggregate = every message the pattern moves / the median; "
                            "per-receiver = the most loaded receiver's messages / the median (docs/method.md).",

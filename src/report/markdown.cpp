@@ -209,6 +209,19 @@ std::string render_markdown(const ReportInput& input) {
   row_table_section("Expert-parallel and uneven all-to-all rows (run --matrix, --moe)",
                     matrix_table(input.files, labels), out);
   row_table_section("Point-to-point patterns (run --pattern)", pattern_table(input.files, labels), out);
+  // Rows judged against a model (model check -o, run --expect): the summary per run, then every row.
+  if (any_expected(input.files)) {
+    out += "### Against the expectation\n\n";
+    for (const auto& line : expected_summaries(input.files, labels)) out += "- " + cell(line) + "\n";
+    out +=
+        "\nbelow / above: outside the model's band (slower / faster); shortfall: how much slower than predicted "
+        "(docs/model.md, \"Is my number normal? model check\").\n\n";
+    RowTable table = expected_table(input.files, labels);
+    for (auto& row : table.rows)
+      for (auto& c : row)
+        if (c == "below") c = "**below**";
+    row_table_section("Rows against the expectation", table, out);
+  }
   out += model_overlay_markdown(input) + (input.plan ? plan_markdown(*input.plan) : std::string());
   return out;
 }

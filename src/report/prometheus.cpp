@@ -213,6 +213,42 @@ std::string render_prometheus(const ReportInput& input) {
   gauge("ccbench_sendrecv_per_receiver_gbps",
         "sendrecv patterns: the most loaded receiver's messages over the median time, GB/s (1e9 bytes/s).",
         [&](const ResultRow& r) { return pattern(r).per_receiver_gbps; });
+  // Rows judged against a model (`expected`: model check -o, run --expect), only when some row is.
+  if (any_expected(input.files)) {
+    w.family("ccbench_expected_verdict", "gauge",
+             "The row against the model's band: 1 for its verdict (normal, below, above, not_covered), 0 for the "
+             "others.");
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      const auto e = expected_fields(r);
+      if (!e || e->verdict.empty()) return;
+      for (const char* v : {"normal", "below", "above", "not_covered"}) {
+        Labels l = row_labels(f, r);
+        l.emplace_back("verdict", v);
+        w.sample("ccbench_expected_verdict", l, e->verdict == v ? 1 : 0);
+      }
+    });
+    w.family("ccbench_expected_shortfall_pct", "gauge",
+             "How much slower than the model predicted, percent of its busbw (or time, latency-bound sizes); "
+             "negative: faster.");
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      const auto e = expected_fields(r);
+      if (e && e->covered() && e->shortfall_pct)
+        w.sample("ccbench_expected_shortfall_pct", row_labels(f, r), *e->shortfall_pct);
+    });
+    w.family("ccbench_expected_busbw_gbps", "gauge",
+             "The model's busbw for the row, GB/s (1e9 bytes/s): bound lower/upper its band, predicted its value.");
+    for_rows([&](std::size_t f, const ResultRow& r) {
+      const auto e = expected_fields(r);
+      const auto c = e ? e->as_busbw(r.busbw_gbps) : std::nullopt;
+      if (!c) return;
+      for (const auto& [bound, v] :
+           {std::pair{"lower", c->lo}, std::pair{"upper", c->hi}, std::pair{"predicted", c->predicted}}) {
+        Labels l = row_labels(f, r);
+        l.emplace_back("bound", bound);
+        w.sample("ccbench_expected_busbw_gbps", l, v);
+      }
+    });
+  }
   w.family("ccbench_wrong_elements", "gauge", "Elements that failed the data check (0 when correct).");
   for_rows([&](std::size_t f, const ResultRow& r) {
     w.sample("ccbench_wrong_elements", row_labels(f, r), static_cast<double>(r.wrong));

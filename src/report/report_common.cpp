@@ -359,6 +359,68 @@ std::optional<PatternFields> pattern_fields(const ResultRow& row) {
                        number_in(*p, "per_receiver_gbps")};
 }
 
+std::optional<ExpectedFields> expected_fields(const ResultRow& row) {
+  const nlohmann::json* e = extra_object(row, "expected");
+  if (e == nullptr) return std::nullopt;
+  const auto text = [&](const char* key) {
+    const auto it = e->find(key);
+    return it != e->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  ExpectedFields out;
+  out.verdict = text("verdict");
+  out.metric = text("metric");
+  out.band = text("band");
+  out.lo = number_in(*e, "lo");
+  out.hi = number_in(*e, "hi");
+  out.predicted = number_in(*e, "predicted");
+  out.measured = number_in(*e, "measured");
+  out.shortfall_pct = number_in(*e, "shortfall_pct");
+  out.basis = text("basis");
+  out.model = text("model");
+  out.reason = text("reason");
+  return out;
+}
+
+bool any_expected(const std::vector<ResultFile>& files) {
+  for (const auto& f : files)
+    for (const auto& r : f.results)
+      if (extra_object(r, "expected") != nullptr) return true;
+  return false;
+}
+
+namespace {
+
+// Band values of one metric in the other, through the measured value: the other metric is
+// constant / this one, and the row's own value of it pairs with `measured`.
+std::optional<ExpectedFields::Converted> convert(const ExpectedFields& e, bool same, double row_value) {
+  if (!e.covered() || !e.lo || !e.hi || !e.predicted || !e.measured || !(*e.lo > 0) || !(*e.hi > 0) ||
+      !(*e.predicted > 0) || !(*e.measured > 0) || !(row_value > 0) || !std::isfinite(row_value))
+    return std::nullopt;
+  if (same) return ExpectedFields::Converted{*e.lo, *e.hi, *e.predicted};
+  const double c = row_value * *e.measured;
+  return ExpectedFields::Converted{c / *e.hi, c / *e.lo, c / *e.predicted};
+}
+
+}  // namespace
+
+std::optional<ExpectedFields::Converted> ExpectedFields::as_busbw(double row_busbw_gbps) const {
+  // A matrix op's bandwidth is its most loaded rank's: not the row's busbw, so no band there.
+  if (metric == "most_loaded_gbps") return std::nullopt;
+  return convert(*this, metric == "busbw_gbps", row_busbw_gbps);
+}
+
+std::optional<ExpectedFields::Converted> ExpectedFields::as_time(double row_time_us) const {
+  return convert(*this, metric == "time_us", row_time_us);
+}
+
+std::string expected_cell(const ExpectedFields& e) {
+  if (e.verdict == "not_covered") return "not covered";
+  if (e.verdict.empty()) return "-";
+  std::string out = e.verdict;
+  if (e.shortfall_pct) out += fmt::format(" {:+.1f}%", *e.shortfall_pct);
+  return out;
+}
+
 std::string meta(const ResultFile& file, std::string_view section, std::string_view key) {
   const nlohmann::json* s = section == "system"     ? &file.system
                             : section == "fabric"   ? &file.fabric

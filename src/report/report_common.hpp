@@ -104,6 +104,35 @@ struct PatternFields {
 // nullopt when the row has no `sendrecv_pattern` object.
 std::optional<PatternFields> pattern_fields(const ResultRow& row);
 
+// ... and of a row's `expected` object: its judgement against a model's band (`ccbench model check
+// -o`, `ccbench run --expect`; docs/result-format.md). Strings "" and numbers nullopt where the row
+// lacks them: a renderer prints "-" rather than throw.
+struct ExpectedFields {
+  std::string verdict;  // normal, below, above, not_covered
+  std::string metric;   // busbw_gbps, most_loaded_gbps, time_us
+  std::string band;     // "90%", "99%"
+  std::optional<double> lo, hi, predicted, measured, shortfall_pct;
+  std::string basis;   // "measured", "from spec, not validated"
+  std::string model;   // the model file
+  std::string reason;  // not_covered: what the model lacks
+  bool covered() const { return verdict == "normal" || verdict == "below" || verdict == "above"; }
+  // The band and prediction in GB/s (or us) of the row's own `busbw_gbps` (`time_median_us`): a
+  // bandwidth is a constant over the time, so a band in the other metric converts through the
+  // measured value. nullopt when the fields or the row's value are missing.
+  struct Converted {
+    double lo = 0, hi = 0, predicted = 0;
+  };
+  std::optional<Converted> as_busbw(double row_busbw_gbps) const;
+  std::optional<Converted> as_time(double row_time_us) const;
+};
+// nullopt when the row has no `expected` object.
+std::optional<ExpectedFields> expected_fields(const ResultRow& row);
+// Whether any row of the files carries one.
+bool any_expected(const std::vector<ResultFile>& files);
+// "below +23.4%", "normal -1.2%" (the verdict and the shortfall: > 0 slower than predicted), "not
+// covered": what a table cell says of it.
+std::string expected_cell(const ExpectedFields& e);
+
 // A value's lookup in a JSON object path ("system", "instance_type"), as text; "" when absent.
 std::string meta(const ResultFile& file, std::string_view section, std::string_view key);
 

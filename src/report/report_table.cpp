@@ -16,6 +16,7 @@
 #include "report/plan_table.hpp"
 #include "report/renderers.hpp"
 #include "report/report_common.hpp"
+#include "report/row_tables.hpp"
 
 namespace ccbench::report {
 
@@ -76,6 +77,9 @@ std::string render_table(const ReportInput& input) {
       out += table_header(op + " (" + backend + ")", trial, ntrials, columns);
       for (const auto& [bytes, pair] : tables[key]) out += table_row(pair.first, pair.second, columns);
     }
+    // Rows judged against a model: the counts under the file's tables.
+    if (std::ranges::any_of(file.results, [](const ResultRow& r) { return r.extra.contains("expected"); }))
+      for (const auto& line : expected_summaries({file}, {labels[f]})) out += "# expected: " + line + "\n";
     out += "\n";
   }
   out += model_overlay_text(input);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "core/percentiles.hpp"
 #include "report/console_table.hpp"
@@ -102,6 +104,74 @@ RowTable pattern_table(const std::vector<ResultFile>& files, const std::vector<s
         return std::vector<std::string>{p.pattern.empty() ? std::string("—") : p.pattern, whole(p.peer_group),
                                         bytes(p.block_bytes), number(p.aggregate_gbps), number(p.per_receiver_gbps)};
       });
+}
+
+RowTable expected_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels) {
+  // The reason column only when some row is not covered.
+  bool uncovered = false;
+  for (const auto& f : files)
+    for (const auto& r : f.results)
+      if (const auto e = expected_fields(r)) uncovered = uncovered || !e->covered();
+  std::vector<std::string> columns = {"measured", "band", "predicted", "verdict", "shortfall", "basis"};
+  std::vector<bool> text = {false, false, false, true, false, true};
+  if (uncovered) {
+    columns.emplace_back("why not covered");
+    text.push_back(true);
+  }
+  return rows_table(
+      files, labels, columns, text, [](const ResultRow& r) { return expected_fields(r).has_value(); },
+      [uncovered](const ResultRow& r) {
+        const ExpectedFields e = *expected_fields(r);
+        std::vector<std::string> cells;
+        if (!e.covered()) {
+          cells = {"—", "—", "—", e.verdict.empty() ? "—" : e.verdict, "—", "—"};
+        } else {
+          const std::string unit = e.metric == "time_us" ? " µs" : " GB/s";
+          const auto value = [&](const std::optional<double>& v) { return v ? sig(*v, 3) + unit : std::string("—"); };
+          cells = {value(e.measured),
+                   e.lo && e.hi ? fmt::format("{} [{}, {}]{}", e.band, sig(*e.lo, 3), sig(*e.hi, 3), unit) : "—",
+                   value(e.predicted),
+                   e.verdict,
+                   e.shortfall_pct ? fmt::format("{:+.1f}%", *e.shortfall_pct) : "—",
+                   e.basis.empty() ? "—" : e.basis};
+        }
+        if (uncovered) cells.push_back(e.covered() || e.reason.empty() ? "—" : e.reason);
+        return cells;
+      });
+}
+
+std::vector<std::string> expected_summaries(const std::vector<ResultFile>& files,
+                                            const std::vector<std::string>& labels) {
+  std::vector<std::string> out;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    std::map<std::string, int> counts;
+    std::set<std::string> models, bands;
+    int rows = 0;
+    for (const auto& r : files[f].results) {
+      const auto e = expected_fields(r);
+      if (!e) continue;
+      ++rows;
+      ++counts[e->verdict.empty() ? "unknown" : e->verdict];
+      if (!e->model.empty()) models.insert(e->model);
+      if (!e->band.empty()) bands.insert(e->band);
+    }
+    if (rows == 0) continue;
+    std::string parts;
+    for (const char* v : {"normal", "below", "above", "not_covered", "unknown"}) {
+      if (!counts.contains(v)) continue;
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", counts[v],
+                           std::string_view(v) == "not_covered" ? "not covered" : v);
+    }
+    const auto joined = [](const std::set<std::string>& s) {
+      std::string t;
+      for (const auto& x : s) t += (t.empty() ? "" : ", ") + x;
+      return t;
+    };
+    out.push_back(fmt::format("{}: {} row{} against {}{}: {}", labels[f], rows, rows == 1 ? "" : "s",
+                              models.empty() ? std::string("a model") : joined(models),
+                              bands.empty() ? "" : " (" + joined(bands) + " band)", parts));
+  }
+  return out;
 }
 
 }  // namespace ccbench::report

@@ -23,6 +23,11 @@ struct RowTable {
 RowTable percentile_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
 // imbalance, most-loaded GB/s and, when some row has it, bound µs (--link-gbps).
 RowTable matrix_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
+// Rows judged against a model (`expected`): measured, band, predicted (each with its unit: GB/s or
+// µs), verdict, shortfall %, basis, and the reason of a row not covered.
+RowTable expected_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
+// "3 rows against p5.json (99% band): 2 normal, 1 below" per file with `expected` rows, one line each.
+std::vector<std::string> expected_summaries(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
 // pattern, peer group, block, aggregate GB/s, per-receiver GB/s.
 RowTable pattern_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
 
