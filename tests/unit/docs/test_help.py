@@ -80,7 +80,7 @@ class Help(unittest.TestCase):
     def test_help_subcommand_is_the_subcommands_own_help(self):
         model = run("model", "--help")
         subcommands = listed(model.stdout, "subcommands:")
-        self.assertEqual(set(subcommands), {"fit", "predict", "plan", "checkpoint"})
+        self.assertEqual(set(subcommands), {"fit", "predict", "plan", "checkpoint", "check"})
         for sub in subcommands:
             with self.subTest(subcommand=sub):
                 direct, via_help = run("model", sub, "--help"), run("help", "model", sub)
