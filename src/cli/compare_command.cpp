@@ -78,13 +78,16 @@ int compare_main(int argc, char** argv) {
   app.add_option("--normalize", normalize, "none|link_bandwidth (overrides the claim)");
   app.add_option("--gate", gate, "regression");
   app.add_option("--threshold", threshold, "slowdown a size must exceed to fail the gate (default 5%)");
-  app.add_option("--alpha", alpha, "significance level (default 0.05)")->check(cli::finite_number())->check(CLI::Range(1e-6, 0.5));
+  app.add_option("--alpha", alpha, "significance level (default 0.05)")
+      ->check(cli::finite_number())
+      ->check(CLI::Range(1e-6, 0.5));
   app.add_option("--allow-mismatch", allow, "must-match metadata key allowed to differ (repeatable)");
   app.add_option("--format", format, "text|markdown|json")->check(CLI::IsMember({"text", "markdown", "json"}));
   app.add_option("--out", out, "write the output here instead of stdout");
   app.add_option("--seed", seed, "seed of the launch resampling behind the max's simultaneous level");
   app.add_option("--resamples", resamples,
-                 "max's simultaneous level: 0 (default) Bonferroni over the sizes; N: from N resampled launch sets (narrower, but "
+                 "max's simultaneous level: 0 (default) Bonferroni over the sizes; N: from N resampled launch sets "
+                 "(narrower, but "
                  "under-covers at 5-20 launches a side, docs/compare.md)")
       ->check(CLI::Range(0, 10000000));
   app.add_option("--looks", looks,
@@ -175,7 +178,10 @@ int compare_main(int argc, char** argv) {
     } else if (app.count("--threshold") > 0) {
       throw UsageError("--threshold needs --gate regression");
     }
-    if (!out.empty()) prepare_output_file(out, "--out");
+    if (!out.empty()) {
+      refuse_output_among_inputs(out, "--out", {base, cand, claim_file});
+      prepare_output_file(out, "--out");
+    }
     const Comparison c = compare_runs(o);
     const std::string text = format == "json"       ? compare::render_compare_json(c)
                              : format == "markdown" ? compare::render_compare_markdown(c)

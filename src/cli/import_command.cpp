@@ -50,6 +50,7 @@ int import_main(int argc, char** argv) {
     return exit_code::usage;
   }
   try {
+    refuse_output_among_inputs(out, "--out", {file});
     prepare_output_file(out, "--out");
     importer::ImportOptions o;
     if (!op.empty()) {

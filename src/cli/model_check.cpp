@@ -312,7 +312,17 @@ int check_main(int argc, char** argv) {
     require_regular_file(model_path);
     const model::Expectation ex = model::Expectation::load(model_path, options);
     const compare::Side side = compare::load_side("inputs", inputs);
-    if (!out.empty()) prepare_output(out, side.files.size());
+    if (!out.empty()) {
+      std::vector<std::string> read = inputs;
+      read.push_back(model_path);
+      if (side.files.size() == 1) {
+        refuse_output_among_inputs(out, "-o", read);
+      } else {  // each file under its own name in the folder -o names
+        for (const auto& f : side.files)
+          refuse_output_among_inputs((fs::path(out) / fs::path(f.source).filename()).string(), "-o", read);
+      }
+      prepare_output(out, side.files.size());
+    }
     std::vector<CheckedFile> checked;
     Counts total;
     for (const auto& f : side.files) {

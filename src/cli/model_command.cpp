@@ -108,6 +108,7 @@ int fit_main(int argc, char** argv) {
       if (levels.size() != 1) throw UsageError(fmt::format("--percentile {}: one level, e.g. 99", percentile_text));
       options.percentile = levels.front();
     }
+    refuse_output_among_inputs(out, "-o", inputs);
     prepare_output_file(out, "-o");  // before fitting: a fit that cannot be saved is not started
     check_inputs(inputs);
     const compare::Side side = compare::load_side("inputs", inputs);

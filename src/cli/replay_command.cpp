@@ -14,6 +14,7 @@
 #include "cli/parse_flags.hpp"
 #include "core/error.hpp"
 #include "core/output_folders.hpp"
+#include "core/result.hpp"
 #include "core/sizes.hpp"
 #include "measure/frame.hpp"
 #include "replay/call_log.hpp"
@@ -105,6 +106,9 @@ int replay_entry(measure::Frame& frame) {
   replay::ReplayPlan plan;
   std::string error;
   try {
+    for (const auto& written :
+         {config.json_path, config.json_path.empty() ? std::string() : jsonl_path_for(config.json_path).string()})
+      refuse_output_among_inputs(written, "-J/--json", {opt.trace_path});
     const trace::Trace trace = trace::load(opt.trace_path);
     const replay::RankMap map = opt.ranks_map.empty()
                                     ? replay::identity_map(trace.world_size, world.size())

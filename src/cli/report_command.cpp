@@ -152,7 +152,12 @@ int report_main(int argc, char** argv) {
     }
     if (!format) format = report::Format::table;
     const bool to_stdout = out.empty() || out == "-";
-    if (!to_stdout) prepare_output_file(out, "--out");
+    if (!to_stdout) {
+      std::vector<std::string> read = inputs;
+      for (const std::string* other : {&baseline, &model_file, &plan_file, &claim}) read.push_back(*other);
+      refuse_output_among_inputs(out, "--out", read);
+      prepare_output_file(out, "--out");
+    }
 
     if (inputs.empty() && plan_file.empty())
       throw UsageError("files: at least one result file (or --plan) is required");

@@ -11,6 +11,8 @@
 #include "cli/flag_sets/run.hpp"
 #include "core/error.hpp"
 #include "core/numbers.hpp"
+#include "core/output_folders.hpp"
+#include "core/result.hpp"
 #include "core/sendrecv_pattern.hpp"
 #include "core/sizes.hpp"
 #include "sweep/config_file.hpp"
@@ -92,6 +94,9 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     throw UsageError(parse_error_text(app, e));
   }
   config = std::move(flags.config);
+  if (!config.json_path.empty())  // the result file and its stream never replace the config or the matrix read
+    for (const auto& written : {config.json_path, jsonl_path_for(config.json_path).string()})
+      refuse_output_among_inputs(written, "-J/--json", {config_path, config.matrix_path});
 
   if (!flags.ops.empty()) {
     try {

@@ -87,6 +87,7 @@ int trace_main(int argc, char** argv) {
       print_summary(trace::load(show_path), show_path);
       return 0;
     }
+    refuse_output_among_inputs(out, "--out", files);
     prepare_output_file(out, "--out");
     trace::ImportOptions options;
     options.tool_version = std::string(system::tool_version());

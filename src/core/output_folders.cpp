@@ -70,4 +70,26 @@ void prepare_output_file(const std::string& path, std::string_view flag) {
   ::unlink(probe.c_str());
 }
 
+void refuse_output_among_inputs(const std::string& path, std::string_view flag,
+                                const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || !fs::is_regular_file(path, ec)) return;  // new, or /dev/stdout: replaces no input
+  const std::string named = std::string(flag) + " " + path;
+  const fs::path ext = fs::path(path).extension();
+  const bool result_file = ext == ".json" || ext == ".jsonl";
+  for (const std::string& input : inputs) {
+    if (input.empty() || !fs::exists(input, ec)) continue;
+    if (fs::is_directory(input, ec)) {
+      const fs::path folder = fs::canonical(fs::path(path), ec).parent_path();
+      if (!ec && result_file && fs::equivalent(folder, input, ec))
+        throw UsageError(named + ": is a result file in the input folder " + input +
+                         ", which this command reads; write it elsewhere");
+      continue;
+    }
+    if (fs::equivalent(path, input, ec))
+      throw UsageError(named + ": is the input " + input + " (the same file); writing it would replace what is read");
+  }
+}
+
 }  // namespace ccbench

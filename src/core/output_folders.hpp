@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ccbench {
 
@@ -20,5 +21,12 @@ void create_missing_folders(const std::filesystem::path& dir, std::string_view f
 // beside the target). A path that exists and is not a regular file (/dev/stdout, a FIFO) is
 // written directly and passes. Failures are UsageError "FLAG PATH: reason" (exit 2).
 void prepare_output_file(const std::string& path, std::string_view flag);
+
+// Refuses (UsageError, exit 2) an output that is one of the command's inputs, after resolving links:
+// FLAG PATH is the same file as an input file, or a result file (*.json, *.jsonl) in an input folder
+// (the folders every reader expands). Written, it would replace what the command reads, and a failed
+// run would leave neither (issue 37 item 7: `trace import --out`, `import --out`, `report --out`,
+// `replay -J TRACE`, `run --config X -J X`). An output that does not exist yet is no input.
+void refuse_output_among_inputs(const std::string& path, std::string_view flag, const std::vector<std::string>& inputs);
 
 }  // namespace ccbench

@@ -27,7 +27,8 @@ RowTable matrix_table(const std::vector<ResultFile>& files, const std::vector<st
 // µs), verdict, shortfall %, basis, and the reason of a row not covered.
 RowTable expected_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
 // "3 rows against p5.json (99% band): 2 normal, 1 below" per file with `expected` rows, one line each.
-std::vector<std::string> expected_summaries(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
+std::vector<std::string> expected_summaries(const std::vector<ResultFile>& files,
+                                            const std::vector<std::string>& labels);
 // pattern, peer group, block, aggregate GB/s, per-receiver GB/s.
 RowTable pattern_table(const std::vector<ResultFile>& files, const std::vector<std::string>& labels);
 
