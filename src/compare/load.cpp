@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -154,7 +155,7 @@ bool lift_samples(const std::string& text, std::string& rest, std::vector<std::v
 // numbers a row) are lifted out of the text with std::from_chars before the JSON parser sees it.
 // The fast path answers only when it is sure to agree with the plain parser (a test runs both over
 // mutated files): every lifted array must be the samples_us of one row, in order, and every sample
-// positive and finite; anything else (errors included) goes to load_result_file, which words them.
+// finite and at least kMinTimeUs; anything else (errors included) goes to load_result_file, which words them.
 ResultFile load_file(const fs::path& path) {
   if (path.extension() == ".jsonl") return load_result_file(path);
   std::ifstream in(path, std::ios::binary);
@@ -180,7 +181,7 @@ ResultFile load_file(const fs::path& path) {
   }
   for (const auto& row : samples) {
     for (double v : row) {
-      if (!std::isfinite(v) || !(v > 0.0)) return load_result_file(path);
+      if (!std::isfinite(v) || !(v >= kMinTimeUs)) return load_result_file(path);
     }
   }
   ResultFile file;
@@ -204,9 +205,22 @@ Side load_side(const std::string& name, const std::vector<std::string>& inputs) 
   side.inputs = inputs;
   if (inputs.empty()) throw UsageError(fmt::format("no {} result files given", name));
   std::vector<fs::path> paths;
+  // A file read twice (a folder given twice, or a folder and a file in it) would count its launch
+  // twice: 3 launches a side read as 6 turned an inconclusive comparison into a confirmed one.
+  std::map<fs::path, std::string> given_by;  // canonical path -> the input that gave it first
   for (const auto& input : inputs) {
-    auto more = expand_input(input);
-    paths.insert(paths.end(), more.begin(), more.end());
+    for (auto& p : expand_input(input)) {
+      std::error_code ec;
+      fs::path key = fs::canonical(p, ec);
+      if (ec) key = fs::absolute(p, ec).lexically_normal();
+      const auto [it, inserted] = given_by.emplace(key, input);
+      if (!inserted)
+        throw UsageError(
+            fmt::format("{} side: {} is read twice (from {} and from {}); each launch counts once: "
+                        "give each file or folder once",
+                        name, p.string(), it->second, input));
+      paths.push_back(std::move(p));
+    }
   }
   side.files.resize(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());

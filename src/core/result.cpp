@@ -1,6 +1,7 @@
 #include "core/result.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,6 +185,8 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
     const std::string spath = path + "/samples_us/" + std::to_string(i);
     const double v = get_number(samples[i], where, spath, false);
     if (!(v > 0.0)) fail(where, spath, "must be a positive time in microseconds");
+    // No clock times below a picosecond; a denormal time (5e-324) made an infinite ratio in compare.
+    if (v < kMinTimeUs) fail(where, spath, fmt::format("{:g} us is below a picosecond: not a measured time", v));
     row.samples_us.push_back(v);
   }
   const json& t = require(j, "time_us", where, path);
@@ -203,6 +206,9 @@ ResultRow row_from_json(const json& j, const std::string& where, const std::stri
   row.busbw_gbps = j.contains("busbw_gbps") ? get_number(j["busbw_gbps"], where, path + "/busbw_gbps", false) : 0.0;
   row.wrong = j.contains("wrong") ? get_count(j, "wrong", where, path) : 0;
   row.ci_target_met = opt_bool(j, "ci_target_met", false, where, path);
+  if (row.time_us.median > 0.0 && row.time_us.median < kMinTimeUs)
+    fail(where, tpath + "/median",
+         fmt::format("{:g} us is below a picosecond: not a measured time", row.time_us.median));
   if (row.samples_us.empty() && !(row.time_us.median > 0.0)) {
     fail(where, path, "no samples_us and no positive time_us/median");
   }

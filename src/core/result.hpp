@@ -7,16 +7,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ccbench {
 
 inline constexpr int kSchemaVersion = 1;
 inline constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // the largest rank count a file may give
+// The shortest time a row may hold, microseconds (a picosecond): below it a time is no measurement,
+// and its reciprocal (a bandwidth, a ratio) overflows.
+inline constexpr double kMinTimeUs = 1e-6;
 
 struct TimeSummaryUs {
   double min = 0, median = 0, mean = 0, p99 = 0, max = 0;

@@ -88,6 +88,47 @@ TEST_F(Load, NegativeZeroAndNonNumericTimes) {
   EXPECT_NE(msg.find("malformed JSON"), std::string::npos) << msg;
 }
 
+// Issue 37 item 6: a denormal time (5e-324) gave compare an infinite ratio, "+-nan%" and a pass.
+TEST_F(Load, TimesBelowAPicosecondAreRefused) {
+  auto j = nlohmann::json::parse(valid());
+  j["results"][0]["samples_us"][2] = 5e-324;
+  auto msg = error_of(write("denormal.json", j.dump()));
+  EXPECT_NE(msg.find("/results/0/samples_us/2: 4.94066e-324 us is below a picosecond: not a measured time"),
+            std::string::npos)
+      << msg;
+  j = nlohmann::json::parse(valid());
+  j["results"][0]["samples_us"] = nlohmann::json::array();
+  j["results"][0]["time_us"]["median"] = 1e-9;
+  msg = error_of(write("median.json", j.dump()));
+  EXPECT_NE(msg.find("/results/0/time_us/median: 1e-09 us is below a picosecond"), std::string::npos) << msg;
+  j["results"][0]["time_us"]["median"] = 1e-6;  // a picosecond itself is a time
+  EXPECT_EQ(error_of(write("ps.json", j.dump())), "");
+}
+
+// Issue 37 item 6: a folder given twice (or a folder and a file in it) counted each launch twice:
+// 3 launches a side read as 6 turned an inconclusive comparison into a confirmed one.
+TEST_F(Load, AFileReadTwiceOnOneSideIsRefused) {
+  fs::create_directories(dir_ / "runs");
+  write("runs/a.json", valid());
+  write("runs/b.json", valid());
+  const std::string runs = (dir_ / "runs").string();
+  const std::string a = (dir_ / "runs" / "a.json").string();
+  const auto message = [&](const std::vector<std::string>& inputs) -> std::string {
+    try {
+      load_side("baseline", inputs);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message({runs, runs}), "baseline side: " + a + " is read twice (from " + runs + " and from " + runs +
+                                       "); each launch counts once: give each file or folder once");
+  EXPECT_NE(message({a, runs}).find("is read twice (from " + a + " and from " + runs + ")"), std::string::npos);
+  fs::create_symlink(dir_ / "runs", dir_ / "same");  // the same folder under another name
+  EXPECT_NE(message({runs, (dir_ / "same").string()}).find("is read twice"), std::string::npos);
+  EXPECT_EQ(load_side("baseline", {runs}).files.size(), 2u);
+}
+
 TEST_F(Load, WrongTypeInMetadataStillNamesFile) {
   auto j = nlohmann::json::parse(valid());
   j["run"]["exit_code"] = "zero";
