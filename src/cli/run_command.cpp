@@ -1,8 +1,12 @@
 // `ccbench run`: MPI-launched collective sweep. Parses the flags, then hands the run session
 // (sweep/session.hpp) the collective backend from the registry and the run's header; the session
 // does the rest. None of the measuring happens here.
+#include <cstdio>
+#include <memory>
+
 #include "backends/backend.hpp"
 #include "cli/measuring_commands.hpp"
+#include "cli/run_expect.hpp"
 #include "cli/run_options.hpp"
 #include "core/deadlines.hpp"
 #include "core/error.hpp"
@@ -15,8 +19,9 @@ namespace ccbench::cli {
 int run_entry(measure::Frame& frame) {
   ControlChannel& channel = frame.channel();
   RunConfig config;
+  ExpectFlags expect;
   try {
-    if (!parse_run_options(frame.argc(), frame.argv(), config, channel.is_root())) return exit_code::ok;
+    if (!parse_run_options(frame.argc(), frame.argv(), config, channel.is_root(), &expect)) return exit_code::ok;
   } catch (const UsageError& e) {
     return frame.usage_error(e.what());
   }
@@ -39,7 +44,24 @@ int run_entry(measure::Frame& frame) {
   hooks.describe = [&config, &frame](ControlChannel& ch, const Backend& backend, const Plan& plan) {
     return describe_run(config, ch, backend, plan, recorded_command("ccbench run", frame.argc(), frame.argv()));
   };
-  return RunSession(channel, config, std::move(hooks), frame.ending()).run();
+  // --expect: every row judged against the model's band as it is measured (cli/run_expect).
+  auto tally = std::make_shared<ExpectTally>();
+  if (!expect.model_path.empty()) {
+    hooks.adjust_header = [&expect](ResultFile& header, const Backend&) {
+      header.config["expect"] = {
+          {"model", expect.model_path}, {"band", expect.band}, {"stop_below", expect.stop_below}};
+    };
+    hooks.make_check = [&expect, tally](ControlChannel& ch, const ResultFile& header) {
+      return make_expect_check(ch, header, expect, tally);
+    };
+  }
+  const int exit = RunSession(channel, config, std::move(hooks), frame.ending()).run();
+  if (!expect.model_path.empty() && channel.is_root() &&
+      tally->normal + tally->below + tally->above + tally->not_covered > 0) {
+    std::fputs(expect_summary(*tally).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return exit;
 }
 
 }  // namespace ccbench::cli

@@ -65,7 +65,7 @@ void apply_sendrecv_pattern_flags(const CLI::App& app, const RunFlags& flags, Ru
 
 }  // namespace
 
-bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help) {
+bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help, ExpectFlags* expect) {
   RunFlags flags;  // the row's flag set (cli/flag_sets/run.hpp): every flag of run is declared there
   CLI::App& app = flags;
   std::string& config_path = flags.config_path;
@@ -94,9 +94,15 @@ bool parse_run_options(int argc, char** argv, RunConfig& config, bool print_help
     throw UsageError(parse_error_text(app, e));
   }
   config = std::move(flags.config);
-  if (!config.json_path.empty())  // the result file and its stream never replace the config or the matrix read
+  if (flags.stop_below > 0 && flags.expect_model.empty())
+    throw UsageError("--stop-below: needs --expect MODEL (the band a row is below)");
+  if (flags.expect_band != "99" && flags.expect_band != "90" && flags.expect_band != "99%" &&
+      flags.expect_band != "90%")
+    throw UsageError("--expect-band: " + flags.expect_band + " is not a band; 90 or 99 (percent)");
+  if (expect != nullptr) *expect = {flags.expect_model, flags.expect_band, flags.stop_below};
+  if (!config.json_path.empty())  // the result file and its stream never replace a file the run reads
     for (const auto& written : {config.json_path, jsonl_path_for(config.json_path).string()})
-      refuse_output_among_inputs(written, "-J/--json", {config_path, config.matrix_path});
+      refuse_output_among_inputs(written, "-J/--json", {config_path, config.matrix_path, flags.expect_model});
 
   if (!flags.ops.empty()) {
     try {

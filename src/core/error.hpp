@@ -14,6 +14,8 @@ inline constexpr int timeout = 3;
 inline constexpr int peer_failed = 4;
 // run, replay, congestion, fabric: --require-path was not proven (docs/path-proof.md); rows kept.
 inline constexpr int path_not_proven = 6;
+// run --expect MODEL --stop-below K: K rows below the model's band stopped the sweep; rows kept.
+inline constexpr int below_expectation = 7;
 }  // namespace exit_code
 
 // Bad flag, config, file or environment detected before measuring: exit 2.

@@ -176,6 +176,16 @@ int RunSession::run() {
     }
   }
   if (const std::string error = channel_.broadcast(output_error); !error.empty()) return usage_error(error);
+  std::unique_ptr<SweepCheck> command_check;
+  if (hooks_.make_check) {
+    std::string error;
+    try {
+      command_check = hooks_.make_check(channel_, header);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (const auto failed = channel_.agree_on_error(error)) return usage_error(*failed);
+  }
 
   if (channel_.is_root()) {
     const char* command = ending_.command().c_str();
@@ -188,7 +198,8 @@ int RunSession::run() {
   }
   ending_.setup_done();  // measure() has its own watchdog, whose ending saves what finished
   Backend& measured = counting ? static_cast<Backend&>(*counting) : *backend;
-  const int exit = measure(measured, *backend, plan, peers, writer.get(), engine_groups, probe.get());
+  const int exit =
+      measure(measured, *backend, plan, peers, writer.get(), engine_groups, probe.get(), command_check.get());
   counting.reset();
   backend.reset();  // close the backend's endpoints while the peers are still there
   return exit;
@@ -197,7 +208,7 @@ int RunSession::run() {
 // The sweep and its end: the engine with the observers, peak memory and the backend's final
 // metadata, the finished file and the summary line; the ending ladder for what goes wrong.
 int RunSession::measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers,
-                        ResultWriter* writer, const EngineGroups& groups, PathProbe* probe) {
+                        ResultWriter* writer, const EngineGroups& groups, PathProbe* probe, SweepCheck* command_check) {
   ending_.set_peers(&peers);
   ending_.set_backend(&backend);
   ending_.add_writer(writer);
@@ -224,12 +235,14 @@ int RunSession::measure(Backend& backend, const Backend& own, const Plan& plan, 
       Engine engine(config_, plan, backend, channel_, watchdog, output);
       engine.set_groups(groups);
       if (proof_check) engine.add_check(*proof_check);
+      if (command_check != nullptr) engine.add_check(*command_check);
       totals = engine.run();
     } else {
       SweepObserver quiet;
       Engine engine(config_, plan, backend, channel_, watchdog, quiet);
       engine.set_groups(groups);
       if (proof_check) engine.add_check(*proof_check);
+      if (command_check != nullptr) engine.add_check(*command_check);
       totals = engine.run();
     }
     watchdog.arm(Phase::finish);

@@ -49,6 +49,9 @@ struct SessionHooks {
   std::function<std::unique_ptr<SweepObserver>(const Plan&, const Backend&)> observer;
   // Optional: notes rank 0 prints before measuring ("ccbench fabric: note: ...").
   std::function<std::vector<std::string>(const Backend&)> notes;
+  // Optional: a check of the command's on every row (run --expect), made on every rank from rank
+  // 0's header (other ranks: their own, unused) before measuring; a throw is a set-up error (exit 2).
+  std::function<std::unique_ptr<SweepCheck>(ControlChannel&, const ResultFile&)> make_check;
 };
 
 class RunSession {
@@ -69,7 +72,7 @@ class RunSession {
   // `backend` is what the engine drives (the probe's counting wrapper with --require-path), `own`
   // the command's backend as its hooks know it.
   int measure(Backend& backend, const Backend& own, const Plan& plan, const PeerTable& peers, ResultWriter* writer,
-              const EngineGroups& groups, PathProbe* probe);
+              const EngineGroups& groups, PathProbe* probe, SweepCheck* command_check);
   int finish(ResultWriter& writer, const Plan& plan, const SweepTotals& totals, double peak_rss,
              const nlohmann::json& final_metadata);
 

@@ -37,6 +37,11 @@ RunFlags::RunFlags() : FlagSet("ccbench run: collective sweep (launch with mpiru
   add_option("--pattern", sendrecv_pattern, "sendrecv's peers: " + sendrecv_pattern_names(" | "))->default_str("ring");
   add_option("--peer-group", config.peer_group, "sendrecv --pattern's group of consecutive ranks (default: all)");
   add_option("--block-bytes", block_bytes, "sendrecv: each message posted as blocks of this size");
+  add_option("--expect", expect_model,
+             "judge every row against this model's band as it is measured (configs/expect/PROFILE.json)");
+  add_option("--expect-band", expect_band, "--expect's band: 99 (default) or 90 (percent)");
+  add_option("--stop-below", stop_below, "with --expect: stop after this many rows below the band (exit 7)")
+      ->check(CLI::Range(0, 1000000));
 }
 
 std::unique_ptr<CLI::App> run_flags() { return std::make_unique<RunFlags>(); }

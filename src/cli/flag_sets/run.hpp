@@ -22,6 +22,9 @@ struct RunFlags : FlagSet {
   std::string groups_spec = "none", link_gbps, config_path, percentiles;
   std::string registration = "0";  // -R
   std::string sendrecv_pattern = "ring", block_bytes;
+  // --expect MODEL: every row judged against the model's band as it is measured (cli/run_expect).
+  std::string expect_model, expect_band = "99";
+  int stop_below = 0;
 };
 
 std::unique_ptr<CLI::App> run_flags();
