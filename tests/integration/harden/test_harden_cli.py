@@ -67,11 +67,14 @@ class Harden(unittest.TestCase):
         code, out, err = run("compare", a, b, "--format", "json", "--resamples", "200")
         self.assertNotEqual(code, 2, err)
         self.assertEqual(json.loads(out)["inputs"], {"baseline": [str(a)], "candidate": [str(b)]})
-        # A list with an escaped comma.
-        code, out, err = run("compare", f"{d}/base\\,v1.json,{d}/base\\,v1.json", b, "--format", "json",
+        # A list with escaped commas (two files: one file twice is refused, each launch counts once).
+        code, out, err = run("compare", f"{d}/base\\,v1.json,{d}/cand\\,v1.json", b, "--format", "json",
                              "--resamples", "200")
         self.assertNotEqual(code, 2, err)
-        self.assertEqual(json.loads(out)["inputs"]["baseline"], [str(a), str(a)])
+        self.assertEqual(json.loads(out)["inputs"]["baseline"], [str(a), str(b)])
+        code, _, err = run("compare", f"{d}/base\\,v1.json,{d}/base\\,v1.json", b)
+        self.assertEqual(code, 2, err)
+        self.assertIn(f"baseline side: {a} is read twice", err)
         code, _, err = run("compare", f"{d}/nope,{a}", b)
         self.assertEqual(code, 2)
         self.assertIn(f"{d}/nope: no such file or folder", err)
