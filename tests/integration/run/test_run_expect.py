@@ -4,8 +4,8 @@
 - Every row carries the `expected` object `ccbench model check` gives the same file (one judge,
   model/expectation, at the run's shape), config.expect records the flags, and the summary line
   counts the verdicts.
-- --stop-below K against a model fitted on the same launches with every time divided by 10 (a
-  fabric ten times faster than this one: every row below, whatever the load beside the test): the
+- --stop-below K against a model fitted on the same rows at 1 TB/s with 0.3% noise (a fabric far
+  faster than this one: every row below, whatever the load beside the test): the
   sweep stops after the size that made K rows below, exit 7, status failed, run.error the one line,
   the rows kept, each row below named on stdout.
 - Bad input is exit 2 with one line naming the flag or file, before anything is measured.
@@ -39,12 +39,15 @@ class RunExpect(unittest.TestCase):
             r = cm.run(2, ARGS + ["-J", str(cls.dir / "fit" / f"launch-{i}.json")])
             assert r.returncode == 0, r.stdout + r.stderr
             d = json.loads((cls.dir / "fit" / f"launch-{i}.json").read_text())
-            for row in d["results"]:  # the same launch on a fabric ten times faster
-                row["samples_us"] = [s / 10 for s in row["samples_us"]]
-                row["time_us"] = {k: ([x / 10 for x in v] if isinstance(v, list) else v / 10 if isinstance(v, (int, float)) else v)
-                                  for k, v in row["time_us"].items()}
-                row["algbw_gbps"] *= 10
-                row["busbw_gbps"] *= 10
+            for row in d["results"]:  # the same rows on a fabric of 1 TB/s with 0.3% noise: far faster than
+                # this machine whatever the load beside the test (a fit of its measured times, divided, is
+                # not: one launch slowed by the load widens that band past any factor)
+                t = (0.01 + row["bytes"] * 1e-6) * (1 + 0.003 * i)
+                row["samples_us"] = [t * (1 + 0.001 * (k % 5)) for k in range(len(row["samples_us"]))]
+                row["time_us"] = {"median": t * 1.002, "min": t, "mean": t * 1.002, "p99": t * 1.004,
+                                  "max": t * 1.004, "ci95": [t * 1.001, t * 1.003]}
+                row["algbw_gbps"] = row["bytes"] / (t * 1.002) / 1e3
+                row["busbw_gbps"] = row["algbw_gbps"]
             (cls.dir / "fast" / f"launch-{i}.json").write_text(json.dumps(d))
         for name in ("fit", "fast"):
             r = ccbench("model", "fit", cls.dir / name, "-o", cls.dir / f"{name}.model.json", "--refits", "50")
@@ -81,7 +84,7 @@ class RunExpect(unittest.TestCase):
         self.assertEqual([row["bytes"] for row in d["results"]], [65536, 131072])  # 2 of the 5 sizes
         self.assertEqual([row["expected"]["verdict"] for row in d["results"]], ["below", "below"])
         for row in d["results"]:
-            self.assertGreater(row["expected"]["shortfall_pct"], 50)  # ten times slower: about +90%
+            self.assertGreater(row["expected"]["shortfall_pct"], 90)  # hundreds of times slower
         self.assertEqual(sum(line.startswith("# below the expectation: allreduce ") for line in r.stdout.splitlines()), 2)
 
     def test_bad_input_is_exit_2_naming_the_flag_or_file(self):
